@@ -1,0 +1,40 @@
+# Every target sets up .venv from nothing (only python3 needed) and reinstalls when
+# pyproject.toml changes.
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed-stamp
+TICKET  := Customer says order \#12345 was charged twice. What happened and what can we do?
+
+.PHONY: setup demo test check lint typecheck pytest bench studio clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## create .venv and install Muster with its dev extras
+
+demo: $(STAMP) ## run the demo ticket against the real servers, policy server broken
+	MUSTER_POLICY_MODE=broken $(VENV)/bin/muster run "$(TICKET)"; \
+	status=$$?; [ $$status -eq 0 ] || [ $$status -eq 3 ]
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+pytest: $(STAMP)
+	$(VENV)/bin/pytest
+
+check: lint typecheck ## ruff and mypy
+
+test: lint typecheck pytest ## ruff, mypy and the whole test suite
+
+bench: $(STAMP) ## benchmarks (never run as tests); results go in the README
+	$(PY) bench/hub_latency.py
+	$(PY) bench/fanout.py
+
+clean:
+	rm -rf $(VENV) var checkpoints/*.sqlite*

@@ -1,0 +1,93 @@
+"""Opening the checkpointer: the real `AsyncSqliteSaver` on a file.
+
+The default file lives in this folder and is gitignored. A path that is not a SQLite
+database, or a folder that cannot be written, is refused with a one-line error before any
+run starts, so nothing is lost to a half-opened store.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiosqlite
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from workers.errors import ConfigError
+
+DEFAULT_DB = Path(__file__).resolve().parent / "muster.sqlite"
+"""Where checkpoints go unless `--db` or `MUSTER_DB` says otherwise."""
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class CheckpointStoreError(ConfigError):
+    """The checkpoint database cannot be opened; the message says which file and why."""
+
+
+def resolve_db_path(path: str | Path | None = None) -> Path:
+    """`path`, else `MUSTER_DB`, else the default file."""
+    return Path(path or os.environ.get("MUSTER_DB") or DEFAULT_DB).expanduser()
+
+
+def check_db_path(path: Path, *, must_exist: bool = False) -> None:
+    """Refuse a path that is not (or cannot become) a SQLite database."""
+    if path.exists():
+        if not path.is_file():
+            raise CheckpointStoreError(f"cannot open checkpoint database {path}: not a file")
+        try:
+            with path.open("rb") as handle:
+                header = handle.read(len(SQLITE_HEADER))
+        except OSError as error:
+            raise CheckpointStoreError(
+                f"cannot read checkpoint database {path}: {error.strerror}"
+            ) from None
+        if header and header != SQLITE_HEADER:
+            raise CheckpointStoreError(f"cannot open checkpoint database {path}: not a SQLite file")
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise CheckpointStoreError(f"cannot open checkpoint database {path}: permission denied")
+    elif must_exist:
+        raise CheckpointStoreError(
+            f"checkpoint database {path} does not exist; start a run with `muster run` first"
+        )
+    else:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CheckpointStoreError(f"cannot create {path.parent}: {error.strerror}") from None
+        if not os.access(path.parent, os.W_OK):
+            raise CheckpointStoreError(
+                f"cannot create checkpoint database in {path.parent}: permission denied"
+            )
+
+
+def strict_serializer(allowed_types: Sequence[type]) -> JsonPlusSerializer:
+    """A serializer that restores only LangGraph's safe types plus `allowed_types`.
+
+    Strict always, not only under `LANGGRAPH_STRICT_MSGPACK=true`: whoever can write the
+    checkpoint file gets no code execution, and our own types load without the
+    "unregistered type" warnings of the permissive default.
+    """
+    return JsonPlusSerializer(
+        allowed_msgpack_modules=[(t.__module__, t.__name__) for t in allowed_types]
+    )
+
+
+@asynccontextmanager
+async def open_checkpointer(
+    path: str | Path | None = None,
+    *,
+    must_exist: bool = False,
+    allowed_types: Sequence[type] = (),
+) -> AsyncIterator[AsyncSqliteSaver]:
+    """An `AsyncSqliteSaver` on `path` (see `resolve_db_path`), set up and ready, whose
+    serializer restores `allowed_types` (the state's own types) and nothing unsafe."""
+    db = resolve_db_path(path)
+    check_db_path(db, must_exist=must_exist)
+    async with aiosqlite.connect(str(db)) as conn:
+        saver = AsyncSqliteSaver(conn, serde=strict_serializer(allowed_types))
+        await saver.setup()
+        yield saver

@@ -1,0 +1,92 @@
+"""`build_graph()`: every node and edge of the supervisor, in one place.
+
+```
+START → plan → collect ─route_after_collect─┬─ Send(Handoff)×N → dispatch → collect
+                  ▲                          ├─ recover → collect
+                  │                          └─ synthesize → END
+```
+
+`collect` is the one barrier: the first wave, later waves, retries and reassigned packets are
+all released by `route_after_collect` from there. The builder is kept apart from
+persistence: callers pass a checkpointer (the CLI, the notebook) or none (Studio).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from graph.collect import collect
+from graph.dispatch import dispatch, dispatch_failed, services_for, superstep
+from graph.plan import validate_plan
+from graph.recover import plan_recovery, route_after_collect
+from graph.services import Services
+from graph.state import InputState, MusterState
+from graph.synthesize import synthesize
+from workers.contracts import Handoff
+
+
+async def plan(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
+    """Write the packets with the configured planner, then validate them, whoever wrote them."""
+    services = await services_for(runtime)
+    validated = validate_plan(services.planner(state["request"], services.roster), services.roster)
+    if services.trace is not None:
+        services.trace.emit(
+            "node",
+            node="plan",
+            superstep=superstep(),
+            outcome="ok",
+            packets=[p.id for p in validated.packets],
+            notes=validated.notes,
+        )
+    return {"packets": validated.packets, "plan_notes": validated.notes}
+
+
+async def recover(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
+    """Apply a recovery strategy to every unrecovered failure (see `graph.recover`)."""
+    services = await services_for(runtime)
+    update = plan_recovery(state, services.roster)
+    if services.trace is not None:
+        for record in update["recoveries"]:
+            services.trace.emit(
+                "node",
+                node="recover",
+                superstep=superstep(),
+                worker=record.worker,
+                packet_id=record.packet_id,
+                outcome=record.strategy,
+                reason=record.reason,
+            )
+    return update
+
+
+def build_graph(
+    *, checkpointer: BaseCheckpointSaver | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The compiled supervisor graph. Pass a checkpointer to make runs resumable."""
+    builder = StateGraph(MusterState, input_schema=InputState, context_schema=Services)
+    builder.add_node("plan", plan)
+    # `dispatch` takes a `Handoff` (a Send packet), not the state, and its handler takes an
+    # injected `NodeError`; neither shape is covered by the typed `add_node` overloads.
+    builder.add_node(
+        "dispatch",
+        cast(Any, dispatch),
+        input_schema=Handoff,
+        error_handler=cast(Any, dispatch_failed),
+    )
+    builder.add_node("collect", collect)
+    builder.add_node("recover", recover)
+    builder.add_node("synthesize", synthesize)
+    builder.add_edge(START, "plan")
+    builder.add_edge("plan", "collect")
+    builder.add_conditional_edges(
+        "collect", route_after_collect, ["dispatch", "recover", "synthesize"]
+    )
+    builder.add_edge("dispatch", "collect")
+    builder.add_edge("recover", "collect")
+    builder.add_edge("synthesize", END)
+    return builder.compile(checkpointer=checkpointer, name="muster")

@@ -1,0 +1,281 @@
+"""`muster`: run, resume and inspect support-ticket threads from a terminal.
+
+Exit codes:
+  0  the answer is complete (or there was nothing to do)
+  1  an unexpected internal error
+  2  bad input: unknown thread, unreadable database, malformed servers file, unknown model
+  3  the answer is partial or degraded
+  4  the answer failed
+  5  the thread waits for a human (an approval or a clarification)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, TextIO
+
+from checkpoints.saver import resolve_db_path
+from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
+from graph.runner import Runtime, open_runtime, open_store, stream_run
+from workers.contracts import Answer, Handoff, Report
+from workers.errors import MusterError
+from workers.models import load_model_factory
+from workers.servers_config import DEFAULT_SERVERS_FILE, load_servers_config
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEGRADED, EXIT_FAILED, EXIT_WAITING = 0, 1, 2, 3, 4, 5
+
+
+class Progress:
+    """Live progress lines: coloured marks on a terminal, plain text when piped."""
+
+    def __init__(self, stream: TextIO, runtime: Runtime) -> None:
+        self.stream = stream
+        self.runtime = runtime
+        self.tty = stream.isatty()
+
+    def _mark(self, ok: bool) -> str:
+        if not self.tty:
+            return "ok " if ok else "FAIL"
+        return "\033[32m✓\033[0m" if ok else "\033[31m✗\033[0m"
+
+    def line(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def __call__(self, node: str, update: dict[str, Any]) -> None:
+        if node == "plan":
+            packets: list[Handoff] = update.get("packets") or []
+            self.line(f"plan: {len(packets)} packets")
+            for packet in packets:
+                tools = [s.name for s in self.runtime.services.hub.specs(packet.tool_allow)]
+                self.line(f"  {packet.recipient:<10} tools: {', '.join(tools) or '(none)'}")
+            for note in update.get("plan_notes") or []:
+                self.line(f"  note: {note}")
+        elif node == "dispatch":
+            for report in update.get("reports") or []:
+                self.line(f"{self._mark(report.status == 'ok')} {describe_report(report)}")
+        elif node == "recover":
+            for record in update.get("recoveries") or []:
+                self.line(f"recover: {record.strategy} — {record.detail}")
+        elif node == "collect" and update.get("stop_reason"):
+            self.line(f"stop: {update['stop_reason']}; no new work starts")
+        elif node == "__interrupt__":
+            self.line("paused: waiting for a human")
+
+
+def describe_report(report: Report) -> str:
+    """One line per report: worker, status, reason, evidence."""
+    status = "ok" if report.status == "ok" else f"failed ({report.reason})"
+    tools = ", ".join(f.tool for f in report.findings)
+    errors = sum(1 for c in report.tool_calls if c.outcome != "ok")
+    extra = f", {errors} tool errors" if errors else ""
+    return (
+        f"{report.worker:<10} {status:<22} {len(report.findings)} findings"
+        f"{' from ' + tools if tools else ''}{extra}, {report.steps_used} steps"
+    )
+
+
+def answer_exit_code(answer: Answer | None, waiting: bool) -> int:
+    """The documented exit code for a thread's outcome."""
+    if waiting:
+        return EXIT_WAITING
+    if answer is None:
+        return EXIT_FAILED
+    if answer.status == "failed":
+        return EXIT_FAILED
+    return EXIT_DEGRADED if answer.degraded else EXIT_OK
+
+
+def emit_result(
+    args: argparse.Namespace, thread_id: str, values: dict[str, Any], waiting: bool
+) -> int:
+    """Print the answer (text or JSON) and return the exit code."""
+    answer: Answer | None = values.get("answer")
+    if args.json:
+        payload = {
+            "thread_id": thread_id,
+            "waiting_for_human": waiting,
+            "answer": answer.model_dump() if answer else None,
+            "reports": [r.model_dump() for r in values.get("reports") or []],
+            "recoveries": [r.model_dump() for r in values.get("recoveries") or []],
+        }
+        print(json.dumps(payload, indent=2))
+    else:
+        if answer is not None:
+            print()
+            print(answer.text)
+        print(f"\nthread: {thread_id}")
+        if waiting:
+            print(f"waiting for a human: `muster show {thread_id}`")
+    return answer_exit_code(answer, waiting)
+
+
+def _runtime_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Validate --servers and --model before anything starts (bad input is exit 2)."""
+    servers = (
+        load_servers_config(Path(args.servers))
+        if args.servers
+        else load_servers_config(DEFAULT_SERVERS_FILE)
+    )
+    return {"db": args.db, "servers": servers, "models": load_model_factory(args.model)}
+
+
+async def _finish(
+    args: argparse.Namespace,
+    runtime: Runtime,
+    thread_id: str,
+    payload: dict[str, Any] | None,
+    progress: Progress,
+) -> int:
+    values = await stream_run(runtime, thread_id, payload, on_update=progress)
+    snapshot = await runtime.graph.aget_state(thread_config(thread_id))
+    return emit_result(args, thread_id, values, waiting=bool(snapshot.interrupts))
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    options = _runtime_options(args)
+    thread_id = args.thread or f"t-{uuid.uuid4().hex[:12]}"
+    async with open_runtime(**options) as runtime:
+        if args.thread and await thread_exists(runtime.saver, thread_id):
+            snapshot = await runtime.graph.aget_state(thread_config(thread_id))
+            status = status_of(snapshot)
+            hint = (
+                "start a new run without --thread"
+                if status == "done"
+                else f"continue it with `muster resume {thread_id}`"
+            )
+            raise MusterError(f"thread {thread_id} already exists ({status}); {hint}")
+        progress = Progress(sys.stderr if args.json else sys.stdout, runtime)
+        progress.line(f"thread: {thread_id}")
+        return await _finish(args, runtime, thread_id, {"request": args.request}, progress)
+
+
+async def cmd_resume(args: argparse.Namespace) -> int:
+    options = _runtime_options(args)
+    async with open_runtime(**options, must_exist=True) as runtime:
+        if not await thread_exists(runtime.saver, args.thread):
+            raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
+        snapshot = await runtime.graph.aget_state(thread_config(args.thread))
+        progress = Progress(sys.stderr if args.json else sys.stdout, runtime)
+        status = status_of(snapshot)
+        if status == "done":
+            progress.line(f"thread {args.thread} is already done; nothing to resume")
+            return emit_result(args, args.thread, dict(snapshot.values), waiting=False)
+        if status == "interrupted":
+            progress.line(
+                f"thread {args.thread} waits for a human; see `muster show {args.thread}`"
+            )
+            return emit_result(args, args.thread, dict(snapshot.values), waiting=True)
+        progress.line(f"resuming thread {args.thread} ({status})")
+        return await _finish(args, runtime, args.thread, None, progress)
+
+
+async def cmd_threads(args: argparse.Namespace) -> int:
+    async with open_store(args.db) as (graph, saver):
+        infos = await describe_threads(graph, saver)
+    if args.json:
+        print(json.dumps([info.__dict__ for info in infos], indent=2))
+        return EXIT_OK
+    if not infos:
+        print("no threads yet")
+    for info in infos:
+        waits = f" [waits: {', '.join(info.waiting_on)}]" if info.waiting_on else ""
+        print(
+            f"{info.thread_id}  {info.status:<12} {info.answer_status or '-':<9} "
+            f"{info.updated_at[:19]}  {info.request}{waits}"
+        )
+    return EXIT_OK
+
+
+async def cmd_show(args: argparse.Namespace) -> int:
+    async with open_store(args.db) as (graph, saver):
+        if not await thread_exists(saver, args.thread):
+            raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
+        config = thread_config(args.thread)
+        history = [s async for s in graph.aget_state_history(config)]
+        snapshot = await graph.aget_state(config)
+    print(f"thread {args.thread}: {status_of(snapshot)}")
+    print("\nsupersteps:")
+    for state in reversed(history):
+        step = state.metadata.get("step") if state.metadata else None
+        source = state.metadata.get("source") if state.metadata else None
+        print(f"  step {step:>3} {source or '':<6} next: {', '.join(state.next) or '(end)'}")
+    print("\nreports:")
+    for report in snapshot.values.get("reports") or []:
+        print(f"  {describe_report(report)}{' [fallback]' if report.fallback else ''}")
+        for call in report.tool_calls:
+            print(
+                f"    {call.tool}({json.dumps(call.args, sort_keys=True)}) → {call.outcome} "
+                f"in {call.duration_ms:.0f} ms"
+            )
+        if report.note and report.status == "failed":
+            print(f"    note: {report.note.splitlines()[-1]}")
+    for record in snapshot.values.get("recoveries") or []:
+        print(f"  recovery: {record.strategy} — {record.detail}")
+    for interrupt in snapshot.interrupts:
+        print(f"\npending: {json.dumps(interrupt.value, default=str)} (id {interrupt.id})")
+    answer = snapshot.values.get("answer")
+    if answer is not None:
+        print(f"\nanswer: {answer.status}{' DEGRADED' if answer.degraded else ''}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="muster",
+        description="Muster: a supervisor that plans a support ticket, dispatches specialists "
+        "in parallel over MCP tools, recovers from failures and answers honestly.",
+        epilog=__doc__.split("\n", 2)[2] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", help=f"checkpoint database (default: {resolve_db_path()})")
+    running = argparse.ArgumentParser(add_help=False)
+    running.add_argument("--servers", help="mcpServers config file (default: servers/servers.json)")
+    running.add_argument(
+        "--model",
+        default="offline",
+        help="offline, offline:<ms> or provider:model (default: offline)",
+    )
+    running.add_argument("--json", action="store_true", help="print the answer and reports as JSON")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser(
+        "run", parents=[common, running], help="run a new ticket on a new thread"
+    )
+    run.add_argument("request", help="the ticket text")
+    run.add_argument("--thread", help="thread id to use (must be new)")
+    resume = commands.add_parser(
+        "resume", parents=[common, running], help="resume an unfinished thread"
+    )
+    resume.add_argument("thread")
+    threads = commands.add_parser("threads", parents=[common], help="list threads and their status")
+    threads.add_argument("--json", action="store_true")
+    show = commands.add_parser(
+        "show", parents=[common], help="a thread's history, reports and tool calls"
+    )
+    show.add_argument("thread")
+    return parser
+
+
+COMMANDS = {"run": cmd_run, "resume": cmd_resume, "threads": cmd_threads, "show": cmd_show}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `muster` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return asyncio.run(COMMANDS[args.command](args))
+    except MusterError as error:
+        print(f"muster: error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("muster: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

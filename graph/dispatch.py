@@ -1,0 +1,121 @@
+"""`dispatch`: one worker on one `Send` packet, returning `{"reports": [report]}`.
+
+The worker loop turns everything a tool or model can do into a typed `Report`. Two things
+escape it and are caught here by LangGraph's own node `error_handler`, so a failing branch
+never cancels its siblings: the packet's `Send` timeout (`NodeTimeoutError` → `timeout`) and
+a bug that raises inside a worker (→ `crashed`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.config import get_config
+from langgraph.errors import NodeError, NodeTimeoutError
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from graph.services import Services, default_services
+from workers.contracts import Handoff, Report
+from workers.loop import run_worker
+
+
+def superstep() -> int | None:
+    """The LangGraph superstep the calling node runs in, for the trace."""
+    step = (get_config().get("metadata") or {}).get("langgraph_step")
+    return int(step) if step is not None else None
+
+
+async def services_for(runtime: Runtime[Services]) -> Services:
+    """The run's services, or the process defaults when none were passed (Studio)."""
+    return runtime.context if runtime.context is not None else await default_services()
+
+
+def send_packets(packets: list[Handoff]) -> list[Send]:
+    """One `Send` per packet, each with the packet's own wall-clock limit as its timeout."""
+    return [Send("dispatch", packet, timeout=packet.timeout_s) for packet in packets]
+
+
+async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any]:
+    """Run the packet's worker and return its report for the `reports` reducer."""
+    services = await services_for(runtime)
+    spec = services.roster.get(packet.recipient)
+    step = superstep()
+    trace = services.trace
+    fingerprint = packet.fingerprint()
+
+    async def on_step(event: dict[str, Any]) -> None:
+        if trace is not None:
+            trace.emit(
+                "worker_step",
+                superstep=step,
+                worker=packet.recipient,
+                packet_id=packet.id,
+                packet=fingerprint,
+                **event,
+            )
+
+    if spec is None:  # validate_plan refuses this; a hand-built packet could still carry it
+        report = Report(
+            packet_id=packet.id,
+            worker=packet.recipient,
+            objective=packet.objective,
+            status="failed",
+            reason="refused",
+            note=f"no worker named {packet.recipient!r} is on the roster",
+        )
+    else:
+        report = await run_worker(
+            packet,
+            spec=spec,
+            hub=services.hub,
+            model=services.models(packet.recipient),
+            on_step=on_step,
+        )
+    if trace is not None:
+        trace.emit(
+            "node",
+            node="dispatch",
+            superstep=step,
+            worker=packet.recipient,
+            packet_id=packet.id,
+            packet=fingerprint,
+            outcome=report.status,
+            reason=report.reason,
+            duration_ms=report.duration_ms,
+        )
+    return {"reports": [report]}
+
+
+async def dispatch_failed(
+    packet: Handoff, error: NodeError, runtime: Runtime[Services]
+) -> dict[str, Any]:
+    """The `dispatch` error handler: the branch's failure becomes its report."""
+    cause = error.error
+    timed_out = isinstance(cause, NodeTimeoutError)
+    report = Report(
+        packet_id=packet.id,
+        worker=packet.recipient,
+        objective=packet.objective,
+        status="failed",
+        reason="timeout" if timed_out else "crashed",
+        note=(
+            f"stopped by the packet's {packet.timeout_s:g}s timeout"
+            if timed_out
+            else f"worker raised {type(cause).__name__}: {cause}"
+        ),
+        duration_ms=round(getattr(cause, "elapsed", 0.0) * 1000, 1),
+        attempt=packet.attempt,
+    )
+    services = runtime.context
+    if services is not None and services.trace is not None:
+        services.trace.emit(
+            "node",
+            node="dispatch",
+            worker=packet.recipient,
+            packet_id=packet.id,
+            packet=packet.fingerprint(),
+            outcome="failed",
+            reason=report.reason,
+        )
+    return {"reports": [report]}

@@ -1,0 +1,133 @@
+"""Running a thread: open the store and the hub, build the graph, stream a run, read it back.
+
+The CLI, the batch runner, the benchmarks and the tests all start runs through `open_runtime`
+and `stream_run`, so a run behaves the same from every entry point.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from checkpoints.saver import open_checkpointer
+from checkpoints.threads import thread_config
+from graph.build import build_graph
+from graph.limits import RunLimits
+from graph.plan import Planner, plan_ticket
+from graph.services import Services
+from graph.trace import TraceWriter
+from workers.contracts import CHECKPOINTED_TYPES
+from workers.hub import ToolHub
+from workers.models import ModelFactory, offline_factory
+from workers.roster import Roster, load_roster
+from workers.servers_config import DEFAULT_SERVERS_FILE, ServersConfig, load_servers_config
+
+UpdateListener = Callable[[str, dict[str, Any]], Awaitable[None] | None]
+"""Receives (node, update) for every node that finishes, for live progress."""
+
+
+def ensure_approval_secret() -> None:
+    """Give this process (and the servers it starts) an approval secret if none is set, so
+    approval tokens minted by the graph verify in the orders server it spawned."""
+    os.environ.setdefault("MUSTER_APPROVAL_SECRET", secrets.token_hex(32))
+
+
+@dataclass
+class Runtime:
+    """Everything a run needs, opened together and closed together."""
+
+    graph: CompiledStateGraph[Any, Any, Any, Any]
+    saver: AsyncSqliteSaver
+    services: Services
+
+    def for_thread(
+        self, thread_id: str, *, run_id: str | None = None, trace_dir: Path | None = None
+    ) -> Services:
+        """Services for one thread: the shared hub and models, and a trace file of its own."""
+        return replace(
+            self.services, trace=TraceWriter(thread_id, directory=trace_dir, run_id=run_id)
+        )
+
+
+@asynccontextmanager
+async def open_runtime(
+    *,
+    db: str | Path | None = None,
+    servers: ServersConfig | Path | None = None,
+    models: ModelFactory | None = None,
+    roster: Roster | None = None,
+    planner: Planner = plan_ticket,
+    limits: RunLimits | None = None,
+    must_exist: bool = False,
+) -> AsyncIterator[Runtime]:
+    """Open the checkpoint store, start the MCP servers, and build the graph."""
+    config = (
+        servers
+        if isinstance(servers, ServersConfig)
+        else load_servers_config(servers or DEFAULT_SERVERS_FILE)
+    )
+    roster = roster or load_roster()
+    ensure_approval_secret()
+    async with open_checkpointer(
+        db, must_exist=must_exist, allowed_types=CHECKPOINTED_TYPES
+    ) as saver:
+        hub = await ToolHub.connect(config)
+        try:
+            services = Services(
+                hub=hub,
+                models=models or offline_factory(),
+                roster=roster,
+                planner=planner,
+                limits=limits or RunLimits(),
+            )
+            yield Runtime(graph=build_graph(checkpointer=saver), saver=saver, services=services)
+        finally:
+            await hub.aclose()
+
+
+@asynccontextmanager
+async def open_store(
+    db: str | Path | None = None,
+) -> AsyncIterator[tuple[CompiledStateGraph[Any, Any, Any, Any], AsyncSqliteSaver]]:
+    """The graph bound to an existing checkpoint store, for reading threads: no servers start."""
+    async with open_checkpointer(db, must_exist=True, allowed_types=CHECKPOINTED_TYPES) as saver:
+        yield build_graph(checkpointer=saver), saver
+
+
+async def stream_run(
+    runtime: Runtime,
+    thread_id: str,
+    payload: dict[str, Any] | Command | None,
+    *,
+    on_update: UpdateListener | None = None,
+    services: Services | None = None,
+) -> dict[str, Any]:
+    """Start (`payload` = input), resume (`None`) or answer (`Command`) a thread, streaming
+    node updates to `on_update`; returns the thread's state values afterwards."""
+    services = services or runtime.for_thread(thread_id)
+    config = thread_config(thread_id)
+    try:
+        async for chunk in runtime.graph.astream(
+            payload, config, context=services, stream_mode="updates"
+        ):
+            for node, update in chunk.items():
+                if on_update is not None:
+                    maybe = on_update(
+                        node, update if isinstance(update, dict) else {"value": update}
+                    )
+                    if maybe is not None:
+                        await maybe
+    finally:
+        if services.trace is not None:
+            services.trace.close()
+    snapshot = await runtime.graph.aget_state(config)
+    return dict(snapshot.values)

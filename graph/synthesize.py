@@ -1,0 +1,128 @@
+"""`synthesize`: write the answer from the reports, and say honestly when it is degraded.
+
+The answer is built from typed fields only. It is degraded whenever a fallback, a failure, a
+run limit or an unverified claim went into it, and each of those becomes a line in
+`degraded_reasons` and in the text, naming the specialist and what replaced it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.dispatch import services_for, superstep
+from graph.recover import ESCALATION_WORKER, current_reports, pending_packets
+from graph.services import Services
+from graph.state import MusterState
+from workers.contracts import Answer, AnswerStatus, Finding, Report
+
+
+def summarize_observation(finding: Finding, *, limit: int = 320) -> str:
+    """A one-line summary of a tool observation: scalar fields of a JSON object, result
+    titles of a search, or the text itself."""
+    text = finding.observation
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        results = data.get("results")
+        if isinstance(results, list) and results:
+            items = [
+                f'{r.get("id", "?")} "{r.get("title", "")}"'
+                for r in results[:3]
+                if isinstance(r, dict)
+            ]
+            summary = "; ".join(items)
+        else:
+            scalars = [
+                f"{k}={v}" for k, v in data.items() if isinstance(v, str | int | float | bool)
+            ]
+            summary = ", ".join(scalars)
+    else:
+        summary = " ".join(text.split())
+    return summary if len(summary) <= limit else summary[: limit - 1] + "…"
+
+
+def _report_lines(report: Report) -> list[str]:
+    if report.fallback:
+        return [f"- {report.worker} (FALLBACK): {report.note}"]
+    if report.status == "failed":
+        last_line = report.note.splitlines()[-1] if report.note else ""
+        return [f"- {report.worker} FAILED ({report.reason}): {last_line}"]
+    if not report.findings:
+        return [f"- {report.worker}: {' '.join(report.note.split())[:600]}"]
+    return [f"- {report.worker}: {f.tool} → {summarize_observation(f)}" for f in report.findings]
+
+
+def compose_answer(state: MusterState) -> Answer:
+    """The answer for the current state (pure; `synthesize` wraps it)."""
+    reports = current_reports(state.get("reports") or [])
+    recoveries = state.get("recoveries") or []
+    stop_reason = state.get("stop_reason")
+    live_ok = [r for r in reports.values() if r.status == "ok" and not r.fallback]
+    fallbacks = [r for r in reports.values() if r.fallback]
+    failed = [r for r in reports.values() if r.status == "failed"]
+    not_run = pending_packets(state)
+
+    reasons: list[str] = [record.detail for record in recoveries if record.strategy != "retry"]
+    recovered = {r.packet_id for r in recoveries if r.strategy != "retry"}
+    reasons += [
+        f"{r.worker} failed ({r.reason}) and nothing replaced it"
+        for r in failed
+        if r.packet_id not in recovered
+    ]
+    reasons += [f"{p.recipient} ({p.id}) never ran" for p in not_run if not stop_reason]
+    if stop_reason:
+        reasons.append(f"stopped early by the {stop_reason}")
+    reasons += list(state.get("unverified") or [])
+
+    status: AnswerStatus
+    if not live_ok and not fallbacks:
+        status = "failed"
+    elif failed or fallbacks or stop_reason or not_run:
+        status = "partial"
+    else:
+        status = "complete"
+    degraded = bool(reasons) or status != "complete"
+    needs_human = (
+        any(r.strategy == "escalate" for r in recoveries)
+        or any(r.worker == ESCALATION_WORKER for r in reports.values())
+        or status == "failed"
+    )
+
+    lines = [f"Request: {' '.join(state['request'].split())}", "", "What the specialists found:"]
+    for report in reports.values():
+        lines += _report_lines(report)
+    if recoveries:
+        lines += ["", "Recovery:"]
+        lines += [f"- {r.strategy}: {r.detail}" for r in recoveries]
+    if degraded:
+        lines += ["", "DEGRADED: " + "; ".join(reasons or [f"status is {status}"])]
+    if needs_human:
+        lines += ["", "NEEDS HUMAN: a person should review this ticket."]
+    return Answer(
+        text="\n".join(lines),
+        status=status,
+        degraded=degraded,
+        degraded_reasons=reasons,
+        needs_human=needs_human,
+        stop_reason=stop_reason,
+    )
+
+
+async def synthesize(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
+    """Write the answer."""
+    answer = compose_answer(state)
+    services = await services_for(runtime)
+    if services.trace is not None:
+        services.trace.emit(
+            "node",
+            node="synthesize",
+            superstep=superstep(),
+            outcome=answer.status,
+            degraded=answer.degraded,
+        )
+    return {"answer": answer}

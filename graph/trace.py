@@ -1,0 +1,74 @@
+"""The run trace: one JSON line per node and per worker step, one file per thread.
+
+Every event carries the thread id, the run id, the superstep, the worker, a digest of its
+packet, the tool, the outcome and the duration, so reading a run later is one query
+(`jq 'select(.worker=="policy")'`), not interleaved prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TRACE_DIR = Path(__file__).resolve().parent.parent / "var" / "traces"
+"""Where traces go unless `MUSTER_TRACE_DIR` or `--trace-dir` says otherwise."""
+
+
+def trace_dir() -> Path:
+    """The trace directory for this process."""
+    return Path(os.environ.get("MUSTER_TRACE_DIR") or DEFAULT_TRACE_DIR)
+
+
+def trace_path(thread_id: str, directory: Path | None = None) -> Path:
+    """The JSONL file for one thread."""
+    return (directory or trace_dir()) / f"{thread_id}.jsonl"
+
+
+class TraceWriter:
+    """Appends events for one run of one thread.
+
+    The file stays open and each event is one small `write` + `flush` on an append-mode
+    handle: cheap enough to do inline in async nodes (no thread hop), and whole lines, so a
+    process killed mid-run leaves a readable trace.
+    """
+
+    def __init__(self, thread_id: str, *, directory: Path | None = None, run_id: str | None = None):
+        self.thread_id = thread_id
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.path = trace_path(thread_id, directory)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """Write one event; `fields` typically hold superstep, node, worker, packet, tool,
+        outcome and duration_ms."""
+        record = {
+            "ts": round(time.time(), 4),
+            "thread_id": self.thread_id,
+            "run_id": self.run_id,
+            "event": event,
+            **fields,
+        }
+        self._file.write(json.dumps(record, default=str) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+def read_trace(path: Path) -> list[dict[str, Any]]:
+    """All events in a trace file (a torn last line, from a kill, is skipped)."""
+    events: list[dict[str, Any]] = []
+    if not path.exists():
+        return events
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return events

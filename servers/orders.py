@@ -1,0 +1,327 @@
+"""Orders MCP server: orders, charges and refunds in a real SQLite database.
+
+Run with ``python -m servers.orders`` (stdio). The database lives at ``MUSTER_ORDERS_DB`` (default
+``<project>/var/orders.sqlite``); it is created and seeded on first start. ``issue_refund`` is the
+only write: it needs an approval token bound to its exact arguments (see ``servers.approval``) and
+an idempotency key, so a retry or a replay never refunds twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.session import ServerSession
+from mcp.types import ToolAnnotations
+
+from servers.approval import action_digest, secret_from_env, verify_token
+from servers.call_log import record
+
+SERVER = "orders"
+REFUND_TOOL = "orders.issue_refund"
+DB_ENV_VAR = "MUSTER_ORDERS_DB"
+DEFAULT_DB = Path(__file__).resolve().parent.parent / "var" / "orders.sqlite"
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS orders (
+        order_id TEXT PRIMARY KEY, customer TEXT NOT NULL, item TEXT NOT NULL,
+        amount_cents INTEGER NOT NULL CHECK (amount_cents > 0), status TEXT NOT NULL,
+        payment_method TEXT NOT NULL, placed_at TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS charges (
+        charge_id TEXT PRIMARY KEY, order_id TEXT NOT NULL REFERENCES orders(order_id),
+        amount_cents INTEGER NOT NULL CHECK (amount_cents > 0), charged_at TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS refunds (
+        refund_id TEXT PRIMARY KEY, order_id TEXT NOT NULL REFERENCES orders(order_id),
+        amount_cents INTEGER NOT NULL CHECK (amount_cents > 0),
+        idempotency_key TEXT NOT NULL UNIQUE, args_digest TEXT NOT NULL,
+        created_at TEXT NOT NULL, result_json TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS charges_by_order ON charges(order_id)",
+    "CREATE INDEX IF NOT EXISTS refunds_by_order ON refunds(order_id)",
+)
+
+CUSTOMERS = (
+    "A. Lindqvist", "B. Mensah", "C. Duarte", "D. Nakamura", "E. Kowalski", "F. Haddad",
+    "G. O'Neill", "H. Varga", "I. Petrov", "J. Achebe", "K. Sørensen", "L. Moreau",
+    "M. Tanaka", "N. Ibrahim", "O. Fischer", "P. Rossi", "Q. Zhang", "S. Novak",
+)
+ITEMS = (
+    ("Aurora desk lamp", 4599), ("Trailhead 30L backpack", 8900), ("Kettle Pro 1.7L", 5450),
+    ("Nimbus wool throw", 7200), ("Pixel-Go action camera", 24900), ("Brewmaster grinder", 11900),
+    ("Gift card $50", 5000), ("Orbit wireless mouse", 3299), ("Cascade water filter", 2499),
+    ("Summit trail shoes", 13400), ("Lumen e-reader", 15900), ("Harbor raincoat", 9800),
+    ("Gift card $25", 2500), ("Echo mini speaker", 3999), ("Atlas standing desk", 42900),
+)
+STATUSES = ("delivered", "shipped", "delivered", "delayed", "processing", "delivered",
+            "cancelled", "shipped", "returned", "delivered")
+PAYMENT_METHODS = ("card", "card", "paypal", "card", "apple_pay")
+FIRST_ORDER, LAST_ORDER = 12320, 12379
+SEED_BASE_DATE = date(2025, 2, 17)  # order 12345 is placed on 2025-03-14
+
+
+@dataclass
+class OrdersDB:
+    """Lifespan resources: one connection to the orders database."""
+
+    conn: sqlite3.Connection
+    path: Path
+
+
+def db_path_from_env() -> Path:
+    """Return the database path from MUSTER_ORDERS_DB, or the default under <project>/var."""
+    raw = os.environ.get(DB_ENV_VAR)
+    return Path(raw).expanduser() if raw else DEFAULT_DB
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open the database in autocommit mode (transactions are explicit), WAL journal."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    return conn
+
+
+def _seed_rows() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Deterministic orders, charges and refunds (no randomness)."""
+    orders, charges, refunds = [], [], []
+    for i, n in enumerate(range(FIRST_ORDER, LAST_ORDER + 1)):
+        oid, day = str(n), SEED_BASE_DATE + timedelta(days=i)
+        item, cents = ITEMS[(i * 7) % len(ITEMS)]
+        customer, status = CUSTOMERS[(i * 5) % len(CUSTOMERS)], STATUSES[i % len(STATUSES)]
+        method = "gift_card" if i % 6 == 2 else PAYMENT_METHODS[i % len(PAYMENT_METHODS)]
+        n_charges = 0 if status == "processing" else 1
+        refund = cents if status in ("cancelled", "returned") else 0
+        if oid == "12345":  # the demo ticket: charged twice, nothing refunded yet
+            customer, item, cents, status, method = (
+                "R. Okafor", "Solaris ANC headphones", 12900, "delivered", "card")
+            n_charges, refund = 2, 0
+        elif n in (12333, 12361):  # duplicate charges that were already put right
+            n_charges, refund = 2, cents
+        elif n in (12338, 12372):  # partial refund (damaged item, goodwill)
+            n_charges, refund = 1, cents // 5
+        orders.append((oid, customer, item, cents, status, method, day.isoformat()))
+        for k in range(1, n_charges + 1):
+            charges.append((f"ch_{oid}_{k}", oid, cents, day.isoformat()))
+        if refund:
+            key = f"seed-{oid}-1"
+            args = {"order_id": oid, "amount_cents": refund, "idempotency_key": key}
+            result = {"refund_id": _refund_id(key), **args, "status": "refunded", "replayed": False}
+            created = (day + timedelta(days=3)).isoformat()
+            refunds.append((_refund_id(key), oid, refund, key,
+                            action_digest(REFUND_TOOL, args), created, json.dumps(result)))
+    return orders, charges, refunds
+
+
+def ensure_database(path: Path) -> None:
+    """Create the schema and seed data at path, once: does nothing if orders already exist."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = connect(path)
+    try:
+        conn.execute("BEGIN IMMEDIATE")  # serializes concurrent first starts
+        for statement in SCHEMA:
+            conn.execute(statement)
+        if conn.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
+            orders, charges, refunds = _seed_rows()
+            conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?)", orders)
+            conn.executemany("INSERT INTO charges VALUES (?, ?, ?, ?)", charges)
+            conn.executemany("INSERT INTO refunds VALUES (?, ?, ?, ?, ?, ?, ?)", refunds)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+
+
+@asynccontextmanager
+async def lifespan(server: FastMCP) -> AsyncIterator[OrdersDB]:
+    """Open (creating and seeding if needed) the database for the server's lifetime."""
+    path = db_path_from_env()
+    ensure_database(path)
+    conn = connect(path)
+    try:
+        yield OrdersDB(conn=conn, path=path)
+    finally:
+        conn.close()
+
+
+mcp = FastMCP("orders", log_level="WARNING", lifespan=lifespan)
+OrdersContext = Context[ServerSession, OrdersDB]
+
+_ORDER_ID_RE = re.compile(r"[0-9]+")
+
+
+def normalize_order_id(order_id: str) -> str:
+    """Strip whitespace and one leading '#': " #12345 " -> "12345"; reject anything else."""
+    oid = order_id.strip()
+    oid = oid[1:] if oid.startswith("#") else oid
+    if not _ORDER_ID_RE.fullmatch(oid):
+        raise ValueError(f"order id must be digits, e.g. 12345 (got {order_id!r})")
+    return oid
+
+
+def _refund_id(idempotency_key: str) -> str:
+    return "re_" + hashlib.sha256(idempotency_key.encode("utf-8")).hexdigest()[:16]
+
+
+def _money(cents: int) -> str:
+    return f"${cents // 100:,}.{cents % 100:02d}"
+
+
+def _conn(ctx: OrdersContext) -> sqlite3.Connection:
+    return ctx.request_context.lifespan_context.conn
+
+
+def _order(conn: sqlite3.Connection, oid: str) -> sqlite3.Row:
+    row = conn.execute("SELECT * FROM orders WHERE order_id = ?", (oid,)).fetchone()
+    if row is None:
+        raise ValueError(f"no order {oid}; check the order number with the customer")
+    return row
+
+
+def _totals(conn: sqlite3.Connection, oid: str) -> tuple[int, int]:
+    """Return (total charged, total refunded) in cents for an order."""
+    charged = conn.execute(
+        "SELECT COALESCE(SUM(amount_cents), 0) FROM charges WHERE order_id = ?", (oid,)
+    ).fetchone()[0]
+    refunded = conn.execute(
+        "SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = ?", (oid,)
+    ).fetchone()[0]
+    return int(charged), int(refunded)
+
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def find_order(order_id: str, ctx: OrdersContext) -> str:
+    """Look up an order ("12345" or "#12345"): customer, item, amount, status and its charges."""
+    record(SERVER, "find_order", {"order_id": order_id})
+    oid = normalize_order_id(order_id)
+    conn = _conn(ctx)
+    order = _order(conn, oid)
+    charges = [
+        {"charge_id": r["charge_id"], "amount_cents": r["amount_cents"],
+         "charged_at": r["charged_at"][:10]}
+        for r in conn.execute(
+            "SELECT charge_id, amount_cents, charged_at FROM charges"
+            " WHERE order_id = ? ORDER BY charge_id", (oid,))
+    ]
+    total = sum(c["amount_cents"] for c in charges)
+    return json.dumps({
+        "order_id": oid, "customer": order["customer"], "item": order["item"],
+        "amount_cents": order["amount_cents"], "amount": _money(order["amount_cents"]),
+        "status": order["status"], "payment_method": order["payment_method"],
+        "placed_at": order["placed_at"], "charges": charges, "charge_count": len(charges),
+        "total_charged_cents": total,
+        "duplicate_charge": len(charges) > 1 and total > order["amount_cents"],
+    })
+
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def refund_status(order_id: str, ctx: OrdersContext) -> str:
+    """Show refunds already issued for an order and how much can still be refunded."""
+    record(SERVER, "refund_status", {"order_id": order_id})
+    oid = normalize_order_id(order_id)
+    conn = _conn(ctx)
+    _order(conn, oid)
+    refunds = [
+        {"refund_id": r["refund_id"], "amount_cents": r["amount_cents"],
+         "created_at": r["created_at"][:10], "idempotency_key": r["idempotency_key"]}
+        for r in conn.execute(
+            "SELECT refund_id, amount_cents, created_at, idempotency_key FROM refunds"
+            " WHERE order_id = ? ORDER BY created_at, refund_id", (oid,))
+    ]
+    charged, refunded = _totals(conn, oid)
+    refundable = max(0, charged - refunded)
+    status = "no refund" if not refunded else "refunded" if not refundable else "partially refunded"
+    return json.dumps({
+        "order_id": oid, "refunds": refunds, "total_charged_cents": charged,
+        "refunded_cents": refunded, "refundable_cents": refundable, "status": status,
+    })
+
+
+_REFUSAL_HINTS = {
+    "missing approval": "ask a human to approve this exact refund and pass the approval token",
+    "malformed approval": "pass the token exactly as minted by the graph",
+    "approval does not match this action": (
+        "the token was minted for a different order, amount or key; request a new approval"),
+    "approval expired": "request a fresh approval for this refund",
+}
+
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True,
+                                      idempotentHint=True))
+def issue_refund(
+    order_id: str, amount_cents: int, idempotency_key: str, ctx: OrdersContext,
+    approval: str = "",
+) -> str:
+    """Refund amount_cents on an order; needs an approval token and a unique idempotency key."""
+    record(SERVER, "issue_refund", {
+        "order_id": order_id, "amount_cents": amount_cents, "idempotency_key": idempotency_key,
+        "approval": "<redacted>" if approval else "",
+    })
+    if not approval.strip():
+        raise ValueError(f"refund refused: missing approval; {_REFUSAL_HINTS['missing approval']}")
+    oid = normalize_order_id(order_id)
+    if not idempotency_key.strip():
+        raise ValueError("refund refused: idempotency_key must be a non-empty string")
+    args = {"order_id": oid, "amount_cents": amount_cents, "idempotency_key": idempotency_key}
+    digest = action_digest(REFUND_TOOL, args)
+    secret = secret_from_env()
+    if secret is None:
+        raise ValueError("refunds are disabled: the server has no MUSTER_APPROVAL_SECRET; "
+                         "start it with the same secret the graph uses")
+    reason = verify_token(approval, digest, secret=secret, now=time.time())
+    if reason is not None:
+        raise ValueError(f"refund refused: {reason}; {_REFUSAL_HINTS.get(reason, '')}".rstrip())
+    conn = _conn(ctx)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        prior = conn.execute(
+            "SELECT args_digest, result_json FROM refunds WHERE idempotency_key = ?",
+            (idempotency_key,)).fetchone()
+        if prior is not None:
+            if prior["args_digest"] != digest:
+                raise ValueError("idempotency key reused with different arguments; use a new "
+                                 "idempotency_key for a different refund")
+            replay = json.loads(prior["result_json"])
+            replay["replayed"] = True
+            conn.execute("ROLLBACK")
+            return json.dumps(replay)
+        if amount_cents <= 0:
+            raise ValueError(f"refund refused: amount_cents must be positive (got {amount_cents})")
+        _order(conn, oid)
+        charged, refunded = _totals(conn, oid)
+        refundable = max(0, charged - refunded)
+        if amount_cents > refundable:
+            raise ValueError(
+                f"refund refused: amount_cents {amount_cents} exceeds the refundable "
+                f"{refundable} on order {oid} (charged {charged}, already refunded {refunded}); "
+                "refund at most the refundable amount")
+        result = {"refund_id": _refund_id(idempotency_key), **args, "status": "refunded",
+                  "replayed": False}
+        conn.execute(
+            "INSERT INTO refunds (refund_id, order_id, amount_cents, idempotency_key,"
+            " args_digest, created_at, result_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (result["refund_id"], oid, amount_cents, idempotency_key, digest,
+             datetime.now(UTC).isoformat(timespec="seconds"), json.dumps(result)))
+        conn.execute("COMMIT")
+        return json.dumps(result)
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+if __name__ == "__main__":
+    mcp.run()

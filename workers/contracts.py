@@ -1,0 +1,207 @@
+"""The typed contracts that cross every boundary: the LLM, MCP and the checkpoint.
+
+Read this module first. A `Handoff` is everything a worker sees; a `Report` is everything the
+supervisor gets back; an `Answer` is what the user gets. They are pydantic models because they
+are validated where they are produced (a planner, a model, a checkpoint) and serialised into
+SQLite checkpoints.
+
+They live in `workers/` rather than `graph/` so that the data flows one way: `graph` imports
+`workers`, and `workers` never imports `graph`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FailureReason = Literal[
+    "budget", "tool_error", "timeout", "unavailable", "loop", "ambiguous", "refused", "crashed"
+]
+"""Why a worker failed. `crashed` means the worker raised (a bug), caught by the node's
+error handler; the others are reported by the worker loop itself."""
+
+ReportStatus = Literal["ok", "failed"]
+AnswerStatus = Literal["complete", "partial", "failed"]
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: the one form that digests are taken over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(value: Any) -> str:
+    """A short, stable sha256 digest of a JSON-able value."""
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:16]
+
+
+class Handoff(BaseModel):
+    """One sub-task for one worker: everything the worker can see, and nothing more."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    """Stable packet id within a run, e.g. `billing-1`; `depends_on` refers to it."""
+    sender: str = "supervisor"
+    """Who wrote the packet."""
+    recipient: str
+    """The worker that runs it; must be on the roster."""
+    objective: str
+    """One testable sentence: what the report must establish."""
+    inputs: dict[str, str] = Field(default_factory=dict)
+    """Resolved facts the worker may use to fill tool arguments (order_id, query, topic…)."""
+    tool_allow: tuple[str, ...] = ()
+    """Qualified tool names or `server.` prefixes this packet may use."""
+    max_steps: int = 3
+    """Model turns the worker may take before it fails with reason `budget`."""
+    timeout_s: float = 60.0
+    """Wall-clock limit for the whole worker run, enforced by the `Send` timeout."""
+    return_contract: str = "Report"
+    """What the worker must return; always a `Report` here."""
+    depends_on: tuple[str, ...] = ()
+    """Ids of packets whose reports this packet needs before it can start."""
+    attempt: int = 1
+    """1 for the first dispatch; recovery re-dispatches with a higher attempt."""
+
+    def fingerprint(self) -> str:
+        """Identity for de-duplication: the same worker asked the same thing with the same
+        inputs and tools is the same packet, whatever its id."""
+        return digest(
+            {
+                "recipient": self.recipient,
+                "objective": self.objective,
+                "inputs": self.inputs,
+                "tool_allow": sorted(self.tool_allow),
+            }
+        )
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call a worker made, as the hub saw it."""
+
+    id: str
+    """The model's tool-call id."""
+    tool: str
+    """Qualified tool name, e.g. `orders.find_order`."""
+    args: dict[str, Any]
+    """Arguments as the model sent them."""
+    outcome: str
+    """The hub's outcome: ok, not_allowed, unknown_tool, tool_error, timeout, unavailable."""
+    duration_ms: float
+    """Time spent in the hub for this call."""
+
+
+class Finding(BaseModel):
+    """One fact established by one successful tool call, with the evidence attached."""
+
+    id: str
+    """`F1`, `F2`… unique within a report; claims cite it."""
+    tool: str
+    """The tool call it came from."""
+    call_id: str
+    """The tool-call id it came from."""
+    args: dict[str, Any]
+    """The arguments of that call."""
+    observation: str
+    """The (size-capped) text the tool returned."""
+    source: Literal["tool", "fallback"] = "tool"
+    """`fallback` when recovery put in a cached substitute instead of a live observation."""
+
+
+class ProposedAction(BaseModel):
+    """A side effect a worker asks for; only the graph may execute it, after approval."""
+
+    tool: str
+    """Qualified name of the write tool, e.g. `orders.issue_refund`."""
+    args: dict[str, Any]
+    """The action's arguments (without idempotency key or approval token)."""
+    reason: str = ""
+    """Why the worker proposes it."""
+    proposed_by: str = ""
+    """The worker that proposed it."""
+
+    def digest(self) -> str:
+        """What an approval is bound to: the exact tool name and arguments."""
+        return digest({"tool": self.tool, "args": self.args})
+
+
+class Report(BaseModel):
+    """What a worker returns: a typed outcome, never a transcript."""
+
+    packet_id: str
+    """The `Handoff.id` it answers."""
+    worker: str
+    """The worker that produced it."""
+    objective: str
+    """The packet's objective, repeated so a report reads on its own."""
+    status: ReportStatus
+    """ok or failed; edges route on this, never on prose."""
+    reason: FailureReason | None = None
+    """Why it failed; None when ok."""
+    findings: list[Finding] = Field(default_factory=list)
+    """Facts, each tied to the tool call and observation it came from."""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    """Every call attempted, including refused and failed ones."""
+    note: str = ""
+    """The worker's final text (or what went wrong)."""
+    steps_used: int = 0
+    """Model turns taken."""
+    tokens: int = 0
+    """Total tokens from the model's usage metadata."""
+    duration_ms: float = 0.0
+    """Wall-clock time of the worker run."""
+    proposed_actions: list[ProposedAction] = Field(default_factory=list)
+    """Side effects the worker asks the graph to perform."""
+    attempt: int = 1
+    """Which dispatch of the packet produced it."""
+    fallback: bool = False
+    """True when recovery substituted this report (e.g. a cached policy snapshot)."""
+
+
+class RecoveryRecord(BaseModel):
+    """One recovery step: which report failed, what was done, and what came of it."""
+
+    packet_id: str
+    """The failed packet."""
+    worker: str
+    """The worker that failed."""
+    attempt: int
+    """Which dispatch of the packet failed."""
+    reason: FailureReason
+    """Why it failed."""
+    strategy: Literal["retry", "fallback", "reassign", "escalate"]
+    """What recovery did."""
+    detail: str
+    """What replaced the failed work, in words a human can check."""
+
+
+class Answer(BaseModel):
+    """The final answer, honest about what went into it."""
+
+    text: str
+    """The reply, with a DEGRADED line whenever anything below is true."""
+    status: AnswerStatus
+    """complete: every specialist succeeded; partial: some did, or a fallback went in;
+    failed: nothing usable came back."""
+    degraded: bool
+    """True whenever a fallback, a failure or an unverified claim went into the answer."""
+    degraded_reasons: list[str] = Field(default_factory=list)
+    """Why it is degraded: which specialist failed and what replaced it."""
+    needs_human: bool = False
+    """True when the ticket must go to a person."""
+    stop_reason: str | None = None
+    """Which run limit stopped the run early, if any."""
+
+
+CHECKPOINTED_TYPES: tuple[type[BaseModel], ...] = (
+    Handoff,
+    Report,
+    Answer,
+    Finding,
+    ToolCallRecord,
+    ProposedAction,
+    RecoveryRecord,
+)
+"""Every contract type that is stored in checkpoints: the msgpack allowlist for the store."""

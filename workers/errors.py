@@ -1,0 +1,28 @@
+"""One small error tree. Callers catch `MusterError`; the CLI turns it into a one-line message.
+
+`ConfigError` means the caller or a config file is wrong: it is raised, and its message says
+what to do next. A model that misbehaves (calls a tool it was not given, loops) is *not* an
+exception: the worker loop feeds it back as text and reports it as a typed `Report.reason`.
+"""
+
+from __future__ import annotations
+
+
+class MusterError(Exception):
+    """Root of every error Muster raises on purpose."""
+
+
+class ConfigError(MusterError):
+    """The caller or a configuration file is wrong; the message says how to fix it."""
+
+
+class UnknownModelError(ConfigError):
+    """`--model` names no model Muster can build."""
+
+
+class PlanError(ConfigError):
+    """A plan failed validation (unknown worker, dependency cycle…) before anything ran."""
+
+
+class RosterError(ConfigError):
+    """The roster file is malformed or grants a worker a write tool."""

@@ -1,0 +1,432 @@
+"""ToolHub: the single place every MCP tool call goes through.
+
+Design, in short:
+
+- **Persistent sessions.** Each configured server is started once, as a stdio subprocess, and
+  kept behind one ``ClientSession`` owned by one long-lived task (see ``workers.mcp_session``
+  for why the owner task is needed). All workers and all concurrent runs share these
+  sessions; one session serves concurrent calls. Spawning a process per call, as
+  ``MultiServerMCPClient.get_tools()`` tools do, costs ~200x more per call.
+- **Concurrent start.** Servers start concurrently. One that fails to start, or dies later,
+  is marked down while the others keep working; its next use triggers a restart attempt.
+- **One namespace, exact names.** Tools are catalogued as ``server.tool``. Invalid or
+  colliding names are refused at registration (``hub.refused``), so lookups are exact.
+- **Least privilege, checked before anything runs.** ``call`` checks the qualified name
+  against the caller's allowlist, then the catalogue. Write tools (per MCP annotations or the
+  config's ``writeTools``) are never offered by ``specs`` and never run by ``call``; only
+  ``call_action``, used by the graph's approved action step, runs them.
+- **Errors are values.** ``call``/``call_action`` never raise (bar cancellation): every
+  failure is a ``ToolCallResult`` whose ``outcome`` the graph routes on and whose ``text`` a
+  model can act on.
+- **Pinned definitions.** Each tool's definition is digested when first registered. If it
+  changes later (seen on restart or ``refresh_definitions``), the tool is disabled until an
+  explicit ``reconnect`` re-pins it, so a server cannot silently swap what a tool claims to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+import mcp.types as types
+from langchain_core.tools import BaseTool, StructuredTool
+from mcp.shared.exceptions import McpError
+
+from workers.allowlist import is_allowed, is_valid_qualified_name, qualify
+from workers.mcp_session import ServerConnection, ServerState, list_all_tools
+from workers.servers_config import ServersConfig, ServersConfigError
+from workers.tool_catalogue import (
+    CatalogueEntry,
+    ToolSpec,
+    cap_text,
+    definition_digest,
+    register_tools,
+    result_text,
+)
+
+__all__ = [
+    "CallOutcome",
+    "ServerState",
+    "ToolCallResult",
+    "ToolHub",
+    "ToolSpec",
+    "cap_text",
+    "register_tools",
+]
+
+# mcp.shared.session raises McpError(code=httpx.codes.REQUEST_TIMEOUT) when read_timeout hits.
+_SDK_TIMEOUT_CODE = 408
+# Extra time our own guard allows beyond the SDK timeout; it only fires if sending the request
+# itself blocks (e.g. a wedged server whose stdin pipe is full), which the SDK does not time.
+_GUARD_S = 2.0
+_PING_TIMEOUT_S = 5.0
+
+
+class CallOutcome(StrEnum):
+    OK = "ok"
+    NOT_ALLOWED = "not_allowed"
+    UNKNOWN_TOOL = "unknown_tool"
+    TOOL_ERROR = "tool_error"
+    TIMEOUT = "timeout"
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True)
+class ToolCallResult:
+    name: str
+    outcome: CallOutcome
+    text: str
+    duration_ms: float
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is CallOutcome.OK
+
+
+class ToolHub:
+    """Shared, persistent MCP sessions plus an allowlist-checked tool catalogue."""
+
+    def __init__(
+        self,
+        config: ServersConfig,
+        *,
+        call_timeout_s: float,
+        start_timeout_s: float,
+        result_cap_bytes: int,
+    ) -> None:
+        # Use ToolHub.connect(); the constructor only wires state and starts nothing.
+        self.config = config
+        self.call_timeout_s = call_timeout_s
+        self.result_cap_bytes = result_cap_bytes
+        self.refused: list[str] = []
+        self._catalogue: dict[str, CatalogueEntry] = {}
+        self._pinned: set[str] = set()  # servers whose tools have been registered
+        self._log_dir = Path(tempfile.mkdtemp(prefix="muster-hub-"))
+        self._conns = {
+            name: ServerConnection(
+                name, cfg, start_timeout_s=start_timeout_s, log_path=self._log_dir / f"{name}.log"
+            )
+            for name, cfg in config.mcp_servers.items()
+        }
+        self._closed = False
+
+    @classmethod
+    async def connect(
+        cls,
+        config: ServersConfig,
+        *,
+        call_timeout_s: float = 20.0,
+        start_timeout_s: float = 15.0,
+        result_cap_bytes: int = 16 * 1024,
+        sequential: bool = False,
+    ) -> ToolHub:
+        """Start every server (concurrently unless ``sequential``) and pin their tools.
+
+        Raises only for an empty config; a server that fails is marked down instead.
+        """
+        if not config.mcp_servers:
+            raise ServersConfigError("servers config has no servers in mcpServers")
+        hub = cls(
+            config,
+            call_timeout_s=call_timeout_s,
+            start_timeout_s=start_timeout_s,
+            result_cap_bytes=result_cap_bytes,
+        )
+        try:
+            if sequential:  # only for measuring what concurrency buys (bench/hub_latency.py)
+                for conn in hub._conns.values():
+                    await conn.start()
+            else:
+                await asyncio.gather(*(conn.start() for conn in hub._conns.values()))
+        except BaseException:
+            await hub.aclose()  # e.g. cancelled mid-start: leave no process behind
+            raise
+        for conn in hub._conns.values():
+            if conn.up:
+                hub._pin(conn)
+        return hub
+
+    async def __aenter__(self) -> ToolHub:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop every server; when this returns, no process the hub started is alive."""
+        if self._closed:
+            return
+        self._closed = True
+        await asyncio.gather(*(conn.close() for conn in self._conns.values()))
+        shutil.rmtree(self._log_dir, ignore_errors=True)
+
+    # --- catalogue -------------------------------------------------------------------------
+
+    def _pin(self, conn: ServerConnection) -> None:
+        for name in [n for n, e in self._catalogue.items() if e.spec.server == conn.name]:
+            del self._catalogue[name]
+        self.refused = [r for r in self.refused if not r.startswith(f"'{conn.name}.")]
+        self.refused += register_tools(
+            self._catalogue, conn.name, conn.tools, conn.config.write_tools
+        )
+        self._pinned.add(conn.name)
+
+    def _check_pins(self, server: str, tools: Sequence[types.Tool]) -> list[str]:
+        """Disable the server's tools whose definition differs from the pinned one."""
+        current = {qualify(server, t.name): definition_digest(t) for t in tools}
+        disabled: list[str] = []
+        for name, entry in self._catalogue.items():
+            if entry.spec.server != server or entry.disabled:
+                continue
+            if current.get(name) != entry.digest:
+                what = "removed" if name not in current else "changed"
+                entry.disabled = (
+                    f"ERROR: tool '{name}' is disabled: its definition {what} since it was "
+                    f"pinned; an operator must review it and reconnect server '{server}'"
+                )
+                disabled.append(name)
+        return disabled
+
+    def specs(self, allow: Sequence[str]) -> list[ToolSpec]:
+        """Tools the allowlist admits that are enabled and read-only, sorted by name."""
+        return [
+            e.spec
+            for name, e in sorted(self._catalogue.items())
+            if not e.spec.writes and not e.disabled and is_allowed(name, allow)
+        ]
+
+    def action_specs(self) -> list[ToolSpec]:
+        """Write tools, for the graph's action step (never for a worker's belt)."""
+        return [e.spec for _, e in sorted(self._catalogue.items()) if e.spec.writes]
+
+    # --- health ----------------------------------------------------------------------------
+
+    def health(self) -> dict[str, ServerState]:
+        return {name: conn.state() for name, conn in self._conns.items()}
+
+    def server_pids(self) -> dict[str, int | None]:
+        return {name: conn.state().pid for name, conn in self._conns.items()}
+
+    async def ping(self, server: str | None = None) -> dict[str, bool]:
+        """Ping one or all servers; a failed ping marks the server down (no restart here)."""
+        names = [server] if server is not None else list(self._conns)
+
+        async def one(name: str) -> bool:
+            conn = self._conns.get(name)
+            session = conn.session if conn is not None else None
+            if conn is None or session is None:
+                return False
+            try:
+                await session.send_ping()  # bounded by bounded() below
+            except Exception as exc:  # noqa: BLE001 - any failure means "not healthy"
+                conn.mark_down(f"server '{name}' failed a ping: {exc!r}")
+                return False
+            return True
+
+        async def bounded(name: str) -> bool:
+            try:
+                async with asyncio.timeout(_PING_TIMEOUT_S):
+                    return await one(name)
+            except TimeoutError:
+                return False
+
+        results = await asyncio.gather(*(bounded(n) for n in names))
+        return dict(zip(names, results, strict=True))
+
+    async def _ensure_up(self, conn: ServerConnection) -> bool:
+        """Restart a down server (once per use); re-check its pins; report whether it is up."""
+        if conn.up or self._closed:
+            return conn.up
+        async with conn.lock:
+            if not conn.up:  # another caller may have restarted it while we waited
+                await conn.start()
+                if conn.up:
+                    if conn.name in self._pinned:
+                        self._check_pins(conn.name, conn.tools)
+                    else:
+                        self._pin(conn)  # it was down at connect: first sight of its tools
+        return conn.up
+
+    async def refresh_definitions(self, server: str) -> list[str]:
+        """List the server's tools again; disable (and return) those whose definition changed."""
+        conn = self._conns[server]
+        if not await self._ensure_up(conn) or conn.session is None:
+            return []
+        conn.tools = await list_all_tools(conn.session)
+        return self._check_pins(server, conn.tools)
+
+    async def reconnect(self, server: str) -> bool:
+        """Restart ``server`` and re-pin its current definitions (the operator's explicit OK)."""
+        conn = self._conns[server]
+        async with conn.lock:
+            await conn.start()
+            if conn.up:
+                self._pin(conn)
+        return conn.up
+
+    # --- calls -----------------------------------------------------------------------------
+
+    async def call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        allow: Sequence[str],
+        *,
+        timeout_s: float | None = None,
+    ) -> ToolCallResult:
+        """Run a read tool for a worker. Never raises, except on cancellation."""
+        started = time.perf_counter()
+        if not is_allowed(name, allow):
+            admitted = ", ".join(s.name for s in self.specs(allow)) or "(none)"
+            text = f"ERROR: tool {name!r} is not allowed for this worker; allowed: {admitted}"
+            return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
+        entry = await self._lookup(name)
+        if entry is None:
+            return self._missing(name, [s.name for s in self.specs(allow)], started)
+        if entry.spec.writes:
+            text = (
+                f"ERROR: tool {name!r} has side effects; workers may only propose it as an action"
+            )
+            return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
+        return await self._run(entry, args, timeout_s, started)
+
+    async def call_action(
+        self, name: str, args: dict[str, Any], *, timeout_s: float | None = None
+    ) -> ToolCallResult:
+        """Run an approved write tool (the graph's action step only). Never raises."""
+        started = time.perf_counter()
+        entry = await self._lookup(name)
+        if entry is None:
+            return self._missing(name, [s.name for s in self.action_specs()], started)
+        if not entry.spec.writes:
+            text = f"ERROR: tool {name!r} is read-only; call_action runs approved write tools only"
+            return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
+        return await self._run(entry, args, timeout_s, started)
+
+    def _conn_for(self, name: str) -> ServerConnection | None:
+        if not is_valid_qualified_name(name):
+            return None
+        return self._conns.get(name.split(".", 1)[0])
+
+    async def _lookup(self, name: str) -> CatalogueEntry | None:
+        entry = self._catalogue.get(name)
+        conn = self._conn_for(name)
+        if entry is None and conn is not None and conn.name not in self._pinned:
+            # The server was down at connect, so its tools were never seen: try it now.
+            await self._ensure_up(conn)
+            entry = self._catalogue.get(name)
+        return entry
+
+    def _missing(self, name: str, known: list[str], started: float) -> ToolCallResult:
+        conn = self._conn_for(name)
+        if conn is not None and conn.name not in self._pinned:
+            return self._unavailable(name, conn, started)  # can't tell: its server never came up
+        listed = ", ".join(known) or "(none)"
+        text = f"ERROR: unknown tool {name!r}; known tools you may call: {listed}"
+        return self._result(name, CallOutcome.UNKNOWN_TOOL, text, started)
+
+    async def _run(
+        self, entry: CatalogueEntry, args: dict[str, Any], timeout_s: float | None, started: float
+    ) -> ToolCallResult:
+        name, server = entry.spec.name, entry.spec.server
+        conn = self._conns[server]
+        if entry.disabled:
+            return self._result(name, CallOutcome.UNAVAILABLE, entry.disabled, started)
+        if not isinstance(args, dict):
+            text = f"ERROR: {name}: arguments must be a JSON object"
+            return self._result(name, CallOutcome.TOOL_ERROR, text, started)
+        if not await self._ensure_up(conn) or conn.session is None:
+            return self._unavailable(name, conn, started)
+        if entry.disabled:  # the restart just now may have revealed a changed definition
+            return self._result(name, CallOutcome.UNAVAILABLE, entry.disabled, started)
+        timeout = self.call_timeout_s if timeout_s is None else timeout_s
+        timed_out = f"ERROR: {name} timed out after {timeout}s; try again later or report it"
+        try:
+            async with asyncio.timeout(timeout + _GUARD_S):
+                result = await conn.session.call_tool(
+                    entry.spec.tool, args, read_timeout_seconds=timedelta(seconds=timeout)
+                )
+        except McpError as exc:
+            if exc.error.code == _SDK_TIMEOUT_CODE:
+                return self._result(name, CallOutcome.TIMEOUT, timed_out, started)
+            if exc.error.code == types.CONNECTION_CLOSED:
+                conn.mark_down(f"server '{server}' closed the connection")
+                return self._unavailable(name, conn, started)
+            text = f"ERROR: {name}: {exc.error.message}"
+            return self._result(name, CallOutcome.TOOL_ERROR, text, started)
+        except TimeoutError:
+            return self._result(name, CallOutcome.TIMEOUT, timed_out, started)
+        except (
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+            anyio.EndOfStream,
+            OSError,
+        ) as exc:
+            conn.mark_down(f"server '{server}' connection failed: {type(exc).__name__}")
+            return self._unavailable(name, conn, started)
+        except Exception as exc:  # noqa: BLE001
+            # This is the worker boundary: errors are values (DESIGN principle 2). Anything
+            # unexpected from the SDK or a misbehaving server becomes text the model can act
+            # on, never an exception into the graph. CancelledError is a BaseException and
+            # still propagates, so cancelling a run works.
+            text = f"ERROR: {name}: unexpected {type(exc).__name__}: {exc}"
+            return self._result(name, CallOutcome.TOOL_ERROR, text, started)
+        text = result_text(result)
+        if result.isError:
+            return self._result(name, CallOutcome.TOOL_ERROR, f"ERROR: {name}: {text}", started)
+        return self._result(name, CallOutcome.OK, text, started)
+
+    def _unavailable(self, name: str, conn: ServerConnection, started: float) -> ToolCallResult:
+        why = conn.last_error or "not running"
+        text = f"ERROR: server '{conn.name}' is unavailable: {why}"
+        return self._result(name, CallOutcome.UNAVAILABLE, text, started)
+
+    def _result(self, name: str, outcome: CallOutcome, text: str, started: float) -> ToolCallResult:
+        capped, truncated = cap_text(text, self.result_cap_bytes)
+        ms = (time.perf_counter() - started) * 1000.0
+        return ToolCallResult(name, outcome, capped, round(ms, 3), truncated)
+
+    # --- bridge to LangChain models --------------------------------------------------------
+
+    def langchain_tools(self, allow: Sequence[str]) -> list[BaseTool]:
+        """StructuredTools for the allowed read tools, calling through this hub's sessions.
+
+        Each returns the result text as content and a plain-dict artifact with the typed
+        outcome, so a worker can route on it without parsing prose.
+        """
+        frozen_allow = tuple(allow)
+        return [self._langchain_tool(spec, frozen_allow) for spec in self.specs(frozen_allow)]
+
+    def _langchain_tool(self, spec: ToolSpec, allow: tuple[str, ...]) -> BaseTool:
+        async def run(**kwargs: Any) -> tuple[str, dict[str, Any]]:
+            result = await self.call(spec.name, kwargs, allow)
+            artifact = {
+                "outcome": str(result.outcome),
+                "duration_ms": result.duration_ms,
+                "truncated": result.truncated,
+            }
+            return result.text, artifact
+
+        return StructuredTool(
+            name=spec.name,
+            description=spec.description,
+            args_schema=spec.input_schema,
+            coroutine=run,
+            response_format="content_and_artifact",
+        )

@@ -1,0 +1,289 @@
+"""One persistent MCP stdio session per server, owned by one long-lived asyncio task.
+
+anyio requires a cancel scope (and so ``stdio_client`` / ``ClientSession``) to be entered and
+exited in the same task; closing from another task raises "Attempted to exit cancel scope in a
+different task". So each ``ServerConnection`` has an *owner task* that opens the process and
+the session, publishes the session, then waits for either a stop request or the process
+exiting, and unwinds the contexts itself. Everyone else only calls methods on the published
+``ClientSession``, which serves concurrent requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import mcp.client.stdio as mcp_stdio
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+
+from workers.servers_config import ServerConfig
+
+# --- capturing the child process -------------------------------------------------------------
+# stdio_client does not expose the process it spawns, but we need it for PIDs, for noticing a
+# dead server without waiting for a call to fail, and for proving nothing outlives aclose().
+# It spawns through the module-level _create_platform_compatible_process, called in the task
+# that enters stdio_client, i.e. our owner task; a ContextVar set there routes the process to
+# that connection only. Other users of the SDK in this process see the unchanged behaviour.
+_on_process: contextvars.ContextVar[Callable[[Any], None] | None] = contextvars.ContextVar(
+    "muster_on_process", default=None
+)
+_original_create = getattr(mcp_stdio, "_create_platform_compatible_process", None)
+
+
+async def _capturing_create(*args: Any, **kwargs: Any) -> Any:
+    assert _original_create is not None
+    process = await _original_create(*args, **kwargs)
+    callback = _on_process.get()
+    if callback is not None:
+        callback(process)
+    return process
+
+
+if _original_create is not None and not getattr(_original_create, "_muster_wrapped", False):
+    setattr(_capturing_create, "_muster_wrapped", True)  # noqa: B010 - a marker, not an API
+    setattr(mcp_stdio, "_create_platform_compatible_process", _capturing_create)  # noqa: B010
+# If a future SDK renames the function, PIDs read as None and death is noticed at call time.
+
+STOP_TIMEOUT_S = 6.0  # stdio_client waits 2 s for exit, then SIGTERM/SIGKILL with 2 s more
+
+
+def resolve_command(command: str) -> str:
+    # "python" in a config means "the Python this hub runs on": the servers then import the
+    # same installed packages (mcp, the servers package) as the hub, whatever PATH says.
+    return sys.executable if command in ("python", "python3") else command
+
+
+def tail(path: Path, lines: int = 5, max_bytes: int = 4096) -> str:
+    """The last few lines of a log file, joined with ' | ' for one-line error messages."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            data = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in data.splitlines()[-lines:] if line.strip())
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """A snapshot of one server's health, as returned by ToolHub.health()."""
+
+    up: bool
+    pid: int | None
+    last_error: str | None
+    restarts: int
+
+
+class ServerConnection:
+    """A server process plus its ClientSession, started and stopped by one owner task."""
+
+    def __init__(
+        self, name: str, config: ServerConfig, *, start_timeout_s: float, log_path: Path | None
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.start_timeout_s = start_timeout_s
+        self.log_path = log_path
+        self.session: ClientSession | None = None
+        self.tools: list[types.Tool] = []
+        self.pid: int | None = None
+        self.last_error: str | None = None
+        self.starts = 0
+        self.lock = asyncio.Lock()  # serialises start/stop/restart of this one server
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._process: Any = None
+        self._errlog: TextIO | None = None
+
+    @property
+    def up(self) -> bool:
+        return self.session is not None
+
+    @property
+    def restarts(self) -> int:
+        return max(0, self.starts - 1)
+
+    def state(self) -> ServerState:
+        return ServerState(self.up, self.pid if self.up else None, self.last_error, self.restarts)
+
+    def _params(self) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=resolve_command(self.config.command),
+            args=list(self.config.args),
+            # The SDK's default env is a minimal allowlist (HOME, PATH, ...); servers need the
+            # hub's env (e.g. MUSTER_* settings, PYTHONPATH) plus their own overrides.
+            env={**os.environ, **self.config.env},
+            cwd=self.config.cwd,
+        )
+
+    def _open_errlog(self) -> TextIO:
+        # Servers' stderr must go to a real file descriptor (it is handed to the child).
+        # MUSTER_SERVER_STDERR=1 shows it on our stderr; by default it goes to a per-server
+        # log whose last lines we quote in error messages.
+        if os.environ.get("MUSTER_SERVER_STDERR") == "1":
+            try:
+                sys.stderr.fileno()
+                return sys.stderr
+            except (AttributeError, OSError, ValueError):
+                pass
+        if self._errlog is None:
+            assert self.log_path is not None
+            self._errlog = self.log_path.open("a", encoding="utf-8")
+        return self._errlog
+
+    def _error(self, what: str) -> str:
+        stderr_tail = tail(self.log_path) if self.log_path is not None else ""
+        return f"{what}; server stderr: {stderr_tail}" if stderr_tail else what
+
+    async def start(self) -> bool:
+        """Start the owner task and wait until the session is ready or has failed.
+
+        Never raises (except CancelledError): failure is recorded in last_error.
+        """
+        await self.stop()
+        self.starts += 1
+        self.last_error = None
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp:{self.name}")
+        try:
+            # The owner enforces start_timeout_s itself; this outer bound only guards against
+            # a bug there leaving us waiting forever.
+            await asyncio.wait_for(asyncio.shield(ready), self.start_timeout_s + STOP_TIMEOUT_S)
+        except TimeoutError:
+            self.last_error = f"server '{self.name}' did not start in {self.start_timeout_s}s"
+            await self.stop()
+        return self.up
+
+    async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        def on_process(process: Any) -> None:
+            self._process = process
+            self.pid = getattr(process, "pid", None)
+
+        # The owner task runs in its own copy of the context, so this reaches only the
+        # process that this task's stdio_client spawns.
+        _on_process.set(on_process)
+        exited_by_itself = False
+        try:
+            async with mcp_stdio.stdio_client(self._params(), errlog=self._open_errlog()) as (
+                read,
+                write,
+            ):
+                async with ClientSession(read, write) as session:
+                    try:
+                        with anyio.fail_after(self.start_timeout_s):
+                            await session.initialize()
+                            tools = await list_all_tools(session)
+                            await session.send_ping()
+                    except BaseException as exc:
+                        if isinstance(exc, TimeoutError):
+                            self.last_error = self._error(
+                                f"server '{self.name}' did not start in {self.start_timeout_s}s"
+                            )
+                        # A server that could not even initialise gets no graceful shutdown:
+                        # stdio_client would wait 2 s for it to exit before signalling it.
+                        self._kill()
+                        raise
+                    self.tools = tools
+                    self.session = session
+                    ready.set_result(None)
+                    await self._wait_for_stop_or_exit(stop)
+                    self.session = None
+                    exited_by_itself = self._process is not None and (
+                        self._process.returncode is not None
+                    )
+        except Exception as exc:  # noqa: BLE001 - any failure here means "server down"
+            if not stop.is_set() and self.last_error is None:
+                self.last_error = self._error(f"server '{self.name}' failed: {_describe(exc)}")
+        finally:
+            self.session = None
+            if exited_by_itself:
+                # More precise than whatever a failed call recorded ("connection closed").
+                self.last_error = self._error(
+                    f"server '{self.name}' exited with code {self._process.returncode}"
+                )
+            self._process = None
+            if not ready.done():
+                ready.set_result(None)
+
+    def _kill(self) -> None:
+        pid = getattr(self._process, "pid", None)
+        if pid is None or getattr(self._process, "returncode", None) is not None:
+            return
+        try:
+            # stdio_client starts servers with start_new_session=True: pid is the group id,
+            # so this also reaches any children the server spawned.
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    async def _wait_for_stop_or_exit(self, stop: asyncio.Event) -> None:
+        waiters = [asyncio.ensure_future(stop.wait())]
+        if self._process is not None:
+            waiters.append(asyncio.ensure_future(self._process.wait()))
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+            await asyncio.gather(*waiters, return_exceptions=True)
+
+    def mark_down(self, reason: str) -> None:
+        """Record that the session is unusable (e.g. connection closed) and tear it down."""
+        if self.session is not None or self.last_error is None:
+            # Keep an earlier, more precise cause (e.g. the exit code) if there is one.
+            self.last_error = self._error(reason)
+        self.session = None
+        if self._stop is not None:
+            self._stop.set()
+
+    async def stop(self) -> None:
+        """Ask the owner task to unwind its contexts (it kills the process) and wait for it."""
+        task, self._task = self._task, None
+        if self._stop is not None:
+            self._stop.set()
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT_S)
+            except TimeoutError:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        self.session = None
+
+    async def close(self) -> None:
+        await self.stop()
+        if self._errlog is not None:
+            self._errlog.close()
+            self._errlog = None
+
+
+async def list_all_tools(session: ClientSession) -> list[types.Tool]:
+    """tools/list, following pagination cursors."""
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.nextCursor
+        if not cursor:
+            return tools
+
+
+def _describe(exc: BaseException) -> str:
+    # anyio task groups wrap failures in ExceptionGroups; show the first leaf, which is the
+    # actual cause (e.g. a BrokenResourceError writing to a dead process).
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,0 +1,299 @@
+"""Chat models: the offline model that runs everything here, a scripted one for tests, and
+real providers chosen by name.
+
+Both local models are real LangChain `BaseChatModel`s with `bind_tools`, so the worker loop
+cannot tell them from a provider (principle 8): swapping in `openai:gpt-4o-mini` is a
+configuration change, not a code change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.tool import ToolCall
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from workers.contracts import canonical_json
+from workers.errors import UnknownModelError
+
+INPUTS_PREFIX = "Inputs: "
+"""The packet prompt carries its inputs as one JSON line starting with this prefix."""
+
+OBJECTIVE_PREFIX = "Objective: "
+"""The packet prompt carries its objective on one line starting with this prefix."""
+
+ModelFactory = Callable[[str], BaseChatModel]
+"""Returns the chat model for a worker, by worker name."""
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: what the offline models report as usage."""
+    return max(1, len(text) // 4)
+
+
+def _usage(messages: Sequence[BaseMessage], reply: AIMessage) -> UsageMetadata:
+    prompt = sum(estimate_tokens(str(m.content)) for m in messages)
+    completion = estimate_tokens(str(reply.content) + canonical_json(reply.tool_calls))
+    return UsageMetadata(
+        input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion
+    )
+
+
+class _ToolBindingModel(BaseChatModel):
+    """Shared plumbing: OpenAI-format tool binding and async turns with an optional delay."""
+
+    turn_delay_s: float = 0.0
+    """Seconds each turn sleeps, to stand in for a real model's latency in benchmarks."""
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools the way providers do: as OpenAI-format function schemas."""
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _reply(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+        raise NotImplementedError
+
+    def _result(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
+        reply = self._reply(messages, list(kwargs.get("tools") or []))
+        reply.usage_metadata = _usage(messages, reply)
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.turn_delay_s:
+            time.sleep(self.turn_delay_s)
+        return self._result(messages, kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.turn_delay_s:
+            await asyncio.sleep(self.turn_delay_s)
+        return self._result(messages, kwargs)
+
+
+def read_packet(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, str]]:
+    """The objective and inputs from the packet prompt, as any model would read them."""
+    objective, inputs = "", {}
+    for message in messages:
+        if not isinstance(message, HumanMessage):
+            continue
+        for line in str(message.content).splitlines():
+            if line.startswith(OBJECTIVE_PREFIX):
+                objective = line[len(OBJECTIVE_PREFIX) :].strip()
+            elif line.startswith(INPUTS_PREFIX):
+                try:
+                    parsed = json.loads(line[len(INPUTS_PREFIX) :])
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(parsed, dict):
+                    inputs = {str(k): str(v) for k, v in parsed.items()}
+    return objective, inputs
+
+
+def _fill_arguments(tool: dict[str, Any], inputs: dict[str, str]) -> dict[str, Any] | None:
+    """Arguments for `tool` taken from the packet inputs by parameter name, or None when a
+    required parameter has no matching input."""
+    parameters = tool.get("parameters") or {}
+    properties: dict[str, Any] = parameters.get("properties") or {}
+    required = set(parameters.get("required") or [])
+    args: dict[str, Any] = {}
+    for name, schema in properties.items():
+        if name not in inputs:
+            continue
+        value: Any = inputs[name]
+        if isinstance(schema, dict) and schema.get("type") == "integer":
+            try:
+                value = int(value)
+            except ValueError:
+                continue
+        args[name] = value
+    if not required <= set(args):
+        return None
+    return args
+
+
+class OfflineChatModel(_ToolBindingModel):
+    """A deterministic model that works any ticket from its packet and its tools.
+
+    Each turn it reads the packet prompt (objective and inputs) and the history. It calls,
+    in one parallel turn, every offered tool whose required arguments it can fill from the
+    inputs and that has not yet succeeded; a failed call is tried once more
+    (`attempts_per_call`). When nothing is left to call it finishes with a note built only
+    from what the tools returned. Instructions inside tool results are data, never orders.
+    """
+
+    attempts_per_call: int = 2
+    """How many times one call may be tried before the model gives up on it."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "muster-offline"
+
+    def _reply(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+        objective, inputs = read_packet(messages)
+        calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        for message in messages:
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    calls[call["id"] or ""] = (call["name"], call["args"])
+        attempts: dict[str, int] = {}
+        succeeded: set[str] = set()
+        observed: list[tuple[str, dict[str, Any], str, bool]] = []
+        for message in messages:
+            if isinstance(message, ToolMessage) and message.tool_call_id in calls:
+                name, args = calls[message.tool_call_id]
+                key = name + canonical_json(args)
+                attempts[key] = attempts.get(key, 0) + 1
+                ok = not str(message.content).startswith("ERROR")
+                if ok:
+                    succeeded.add(key)
+                observed.append((name, args, str(message.content), ok))
+
+        turn = sum(isinstance(m, AIMessage) for m in messages)
+        wanted: list[ToolCall] = []
+        for tool in tools:
+            function = tool.get("function", tool)
+            filled = _fill_arguments(function, inputs)
+            if filled is None:
+                continue
+            key = function["name"] + canonical_json(filled)
+            if key in succeeded or attempts.get(key, 0) >= self.attempts_per_call:
+                continue
+            wanted.append(
+                ToolCall(name=function["name"], args=filled, id=f"call_{turn}_{len(wanted)}")
+            )
+        if wanted:
+            return AIMessage(content="", tool_calls=wanted)
+        return AIMessage(content=_note(objective, inputs, observed))
+
+
+def _note(
+    objective: str, inputs: dict[str, str], observed: list[tuple[str, dict[str, Any], str, bool]]
+) -> str:
+    """A final note built only from what was observed, so every fact in it has a source."""
+    lines = [f"Objective: {objective}"]
+    successes = [o for o in observed if o[3]]
+    failures = [o for o in observed if not o[3]]
+    for name, args, text, _ in successes:
+        lines.append(f"- {name}({canonical_json(args)}) returned: {_squash(text)}")
+    failed_tools = sorted(
+        {name for name, _, _, ok in failures if not ok} - {s[0] for s in successes}
+    )
+    for name in failed_tools:
+        last = [text for n, _, text, _ in failures if n == name][-1]
+        lines.append(f"- {name} failed: {_squash(last)}")
+    if not observed:
+        facts = ", ".join(f"{k}={v}" for k, v in sorted(inputs.items())) or "none"
+        lines.append(f"- No tools were used. Known facts: {facts}.")
+    return "\n".join(lines)
+
+
+def _squash(text: str, limit: int = 400) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+ScriptedTurn = AIMessage | str | BaseException
+"""A scripted turn: a message to return, plain text for a final answer, or an error to raise."""
+
+
+class ScriptedChatModel(_ToolBindingModel):
+    """Plays exact turns, for tests. Turn k is chosen by how many AI messages the history
+    already holds, so a restarted worker replays the same script deterministically."""
+
+    turns: list[Any]
+    """The turns, in order (`ScriptedTurn` values). Past the end it answers 'script ended'."""
+    calls: int = 0
+    """How many turns this model has played; tests read it."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "muster-scripted"
+
+    def _reply(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+        self.calls += 1
+        turn = sum(isinstance(m, AIMessage) for m in messages)
+        if turn >= len(self.turns):
+            return AIMessage(content="script ended")
+        scripted = self.turns[turn]
+        if isinstance(scripted, BaseException):
+            raise scripted
+        if isinstance(scripted, str):
+            return AIMessage(content=scripted)
+        return scripted.model_copy(deep=True)
+
+
+def offline_factory(*, turn_delay_s: float = 0.0) -> ModelFactory:
+    """One offline model shared by every worker (it keeps no per-worker state)."""
+    model = OfflineChatModel(turn_delay_s=turn_delay_s)
+    return lambda worker: model
+
+
+def scripted_factory(
+    scripts: dict[str, list[Any]], *, default: ModelFactory | None = None
+) -> ModelFactory:
+    """Scripted models per worker; workers without a script use `default` (offline)."""
+    models = {worker: ScriptedChatModel(turns=turns) for worker, turns in scripts.items()}
+    fallback = default or offline_factory()
+    return lambda worker: models[worker] if worker in models else fallback(worker)
+
+
+def load_model_factory(name: str) -> ModelFactory:
+    """The model factory for `--model NAME`.
+
+    `offline` (the default) or `offline:<ms>` for a per-turn delay; otherwise
+    `provider:model`, built by LangChain's `init_chat_model` (install the provider extra).
+    """
+    if name == "offline" or name.startswith("offline:"):
+        delay_ms = name.partition(":")[2] or "0"
+        try:
+            return offline_factory(turn_delay_s=float(delay_ms.removesuffix("ms")) / 1000)
+        except ValueError:
+            raise UnknownModelError(
+                f"unknown model {name!r}: use 'offline' or 'offline:<ms>', e.g. offline:100"
+            ) from None
+    provider, sep, model_name = name.partition(":")
+    if not sep or not provider or not model_name:
+        raise UnknownModelError(
+            f"unknown model {name!r}: use 'offline' or 'provider:model', e.g. openai:gpt-4o-mini"
+        )
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError:
+        raise UnknownModelError(
+            f"model {name!r} needs LangChain's init_chat_model: pip install 'muster[providers]'"
+        ) from None
+    try:
+        model = init_chat_model(model_name, model_provider=provider)
+    except (ImportError, ValueError) as error:
+        raise UnknownModelError(f"cannot build model {name!r}: {error}") from None
+    return lambda worker: model
