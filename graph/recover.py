@@ -6,6 +6,7 @@
 | reason                              | strategy                                              |
 |-------------------------------------|-------------------------------------------------------|
 | budget                              | retry once with double the budget, then as below      |
+| crashed (the worker raised)         | retry once (re-runs only that branch), then as below  |
 | tool_error, unavailable, crashed    | cached fallback, else reassign, else escalate         |
 | timeout                             | cached fallback, else escalate                        |
 | refused, loop                       | escalate with a hand-off summary                      |
@@ -91,16 +92,19 @@ def route_after_collect(state: MusterState) -> list[Send] | Literal["recover", "
 
 
 def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
-    retry = packet.model_copy(
-        update={"attempt": packet.attempt + 1, "max_steps": packet.max_steps * 2}
-    )
+    budget = packet.max_steps * 2 if report.reason == "budget" else packet.max_steps
+    retry = packet.model_copy(update={"attempt": packet.attempt + 1, "max_steps": budget})
     record = RecoveryRecord(
         packet_id=report.packet_id,
         worker=report.worker,
         attempt=report.attempt,
-        reason="budget",
+        reason=report.reason or "budget",
         strategy="retry",
-        detail=f"retried {report.worker} once with double the budget ({retry.max_steps} steps)",
+        detail=(
+            f"retried {report.worker} once with double the budget ({retry.max_steps} steps)"
+            if report.reason == "budget"
+            else f"retried {report.worker} once after it {report.reason}"
+        ),
     )
     return record, retry
 
@@ -205,7 +209,7 @@ def plan_recovery(state: MusterState, roster: Roster) -> dict[str, Any]:
         if packet is None:
             continue
         reason = report.reason
-        if reason == "budget" and packet.attempt == 1:
+        if reason in ("budget", "crashed") and packet.attempt == 1:
             record, retry = _retry(report, packet)
             records.append(record)
             packets.append(retry)

@@ -105,6 +105,7 @@ class ServerConnection:
         self._stop: asyncio.Event | None = None
         self._process: Any = None
         self._errlog: TextIO | None = None
+        self._stopping = False  # stop() asked for this shutdown (vs. a crash or mark_down)
 
     @property
     def up(self) -> bool:
@@ -154,6 +155,7 @@ class ServerConnection:
         await self.stop()
         self.starts += 1
         self.last_error = None
+        self._stopping = False
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp:{self.name}")
@@ -208,7 +210,8 @@ class ServerConnection:
                 self.last_error = self._error(f"server '{self.name}' failed: {_describe(exc)}")
         finally:
             self.session = None
-            if exited_by_itself:
+            rc = getattr(self._process, "returncode", None)
+            if rc is not None and not self._stopping and (exited_by_itself or rc > 0):
                 # More precise than whatever a failed call recorded ("connection closed").
                 self.last_error = self._error(
                     f"server '{self.name}' exited with code {self._process.returncode}"
@@ -251,6 +254,7 @@ class ServerConnection:
     async def stop(self) -> None:
         """Ask the owner task to unwind its contexts (it kills the process) and wait for it."""
         task, self._task = self._task, None
+        self._stopping = True
         if self._stop is not None:
             self._stop.set()
         if task is not None:

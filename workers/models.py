@@ -235,6 +235,7 @@ class ScriptedChatModel(_ToolBindingModel):
     calls: int = 0
     """How many turns this model has played; tests read it."""
 
+
     @property
     def _llm_type(self) -> str:
         return "muster-scripted"

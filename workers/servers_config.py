@@ -20,11 +20,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from workers.allowlist import is_valid_server_name
+from workers.errors import ConfigError
 
 DEFAULT_SERVERS_FILE: Path = Path(__file__).resolve().parent.parent / "servers" / "servers.json"
 
 
-class ServersConfigError(ValueError):
+class ServersConfigError(ConfigError, ValueError):
     """The servers config file is missing or malformed (one-line message naming the file)."""
 
 

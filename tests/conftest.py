@@ -1,0 +1,57 @@
+"""Shared fixtures: every test gets its own databases, call log and traces under tmp_path.
+
+Real parts only: servers run as stdio subprocesses, orders live in a SQLite file, and the
+checkpointer is `AsyncSqliteSaver` on a file. Nothing here mocks them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEMO_TICKET = "Customer says order #12345 was charged twice. What happened and what can we do?"
+
+
+@dataclass(frozen=True)
+class MusterEnv:
+    """Paths of one test's run data."""
+
+    root: Path
+    orders_db: Path
+    call_log: Path
+    trace_dir: Path
+    checkpoint_db: Path
+
+    def cli(self, *args: str, timeout: float = 60, extra_env: dict[str, str] | None = None,
+            ) -> subprocess.CompletedProcess[str]:
+        """Run the real `muster` CLI in a subprocess with this environment."""
+        return subprocess.run(
+            [sys.executable, "-m", "graph.cli", *args],
+            capture_output=True, text=True, timeout=timeout, cwd=PROJECT_ROOT,
+            env={**os.environ, **(extra_env or {})},
+        )
+
+
+@pytest.fixture
+def muster_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MusterEnv:
+    """Point every server and store at tmp_path (the env is inherited by subprocesses)."""
+    env = MusterEnv(
+        root=tmp_path,
+        orders_db=tmp_path / "orders.sqlite",
+        call_log=tmp_path / "calls.jsonl",
+        trace_dir=tmp_path / "traces",
+        checkpoint_db=tmp_path / "checkpoints.sqlite",
+    )
+    monkeypatch.setenv("MUSTER_ORDERS_DB", str(env.orders_db))
+    monkeypatch.setenv("MUSTER_CALL_LOG", str(env.call_log))
+    monkeypatch.setenv("MUSTER_TRACE_DIR", str(env.trace_dir))
+    monkeypatch.setenv("MUSTER_DB", str(env.checkpoint_db))
+    monkeypatch.setenv("MUSTER_APPROVAL_SECRET", "test-secret-" + tmp_path.name)
+    monkeypatch.setenv("MUSTER_POLICY_MODE", "healthy")
+    return env
