@@ -3,12 +3,14 @@
 ```
 START → plan → collect ─route_after_collect─┬─ Send(Handoff)×N → dispatch → collect
                   ▲                          ├─ recover → collect
-                  │                          └─ synthesize → END
+                  │                          └─ verify ─route_actions─┬─ approve → act ─┐
+                  │                                                   └─ synthesize → END
+                                                        (act ─route_actions→ approve | synthesize)
 ```
 
-`collect` is the one barrier: the first wave, later waves, retries and reassigned packets are
-all released by `route_after_collect` from there. The builder is kept apart from
-persistence: callers pass a checkpointer (the CLI, the notebook) or none (Studio).
+`collect` is the one barrier: the first wave, later waves, retries, reassigned and clarified
+packets are all released by `route_after_collect` from there. The builder is kept apart
+from persistence: callers pass a checkpointer (the CLI, the notebook) or none (Studio).
 """
 
 from __future__ import annotations
@@ -19,14 +21,17 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import interrupt
 
+from graph.approval import act, approve, route_actions
 from graph.collect import collect
-from graph.dispatch import dispatch, dispatch_failed, services_for, superstep
+from graph.dispatch import dispatch, dispatch_failed
 from graph.plan import validate_plan
-from graph.recover import plan_recovery, route_after_collect
-from graph.services import Services
+from graph.recover import plan_recovery, route_after_collect, unrecovered_failures
+from graph.services import Services, services_for, superstep
 from graph.state import InputState, MusterState
 from graph.synthesize import synthesize
+from graph.verify import verify
 from workers.contracts import Handoff
 
 
@@ -47,9 +52,24 @@ async def plan(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]
 
 
 async def recover(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
-    """Apply a recovery strategy to every unrecovered failure (see `graph.recover`)."""
+    """Apply a recovery strategy to every unrecovered failure (see `graph.recover`).
+
+    An ambiguous packet first asks the human through `interrupt()`; the node re-runs from
+    the top on resume, so everything before the interrupts only computes."""
     services = await services_for(runtime)
-    update = plan_recovery(state, services.roster)
+    clarifications = {
+        report.packet_id: interrupt(
+            {
+                "kind": "clarification",
+                "worker": report.worker,
+                "packet_id": report.packet_id,
+                "question": report.note,
+            }
+        )
+        for report in unrecovered_failures(state)
+        if report.reason == "ambiguous"
+    }
+    update = plan_recovery(state, services.roster, clarifications)
     if services.trace is not None:
         for record in update["recoveries"]:
             services.trace.emit(
@@ -80,13 +100,18 @@ def build_graph(
     )
     builder.add_node("collect", collect)
     builder.add_node("recover", recover)
+    builder.add_node("verify", verify)
+    builder.add_node("approve", approve)
+    builder.add_node("act", act)
     builder.add_node("synthesize", synthesize)
+
     builder.add_edge(START, "plan")
     builder.add_edge("plan", "collect")
-    builder.add_conditional_edges(
-        "collect", route_after_collect, ["dispatch", "recover", "synthesize"]
-    )
+    builder.add_conditional_edges("collect", route_after_collect, ["dispatch", "recover", "verify"])
     builder.add_edge("dispatch", "collect")
     builder.add_edge("recover", "collect")
+    builder.add_conditional_edges("verify", route_actions, ["approve", "synthesize"])
+    builder.add_edge("approve", "act")
+    builder.add_conditional_edges("act", route_actions, ["approve", "synthesize"])
     builder.add_edge("synthesize", END)
     return builder.compile(checkpointer=checkpointer, name="muster")

@@ -11,9 +11,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.dispatch import services_for, superstep
 from graph.limits import limit_hit
-from graph.services import Services
+from graph.services import Services, services_for, superstep
 from graph.state import MusterState
 
 

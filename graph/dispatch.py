@@ -10,30 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.config import get_config
 from langgraph.errors import NodeError, NodeTimeoutError
 from langgraph.runtime import Runtime
-from langgraph.types import Send
 
-from graph.services import Services, default_services
+from graph.services import Services, services_for, superstep
 from workers.contracts import Handoff, Report
 from workers.loop import run_worker
-
-
-def superstep() -> int | None:
-    """The LangGraph superstep the calling node runs in, for the trace."""
-    step = (get_config().get("metadata") or {}).get("langgraph_step")
-    return int(step) if step is not None else None
-
-
-async def services_for(runtime: Runtime[Services]) -> Services:
-    """The run's services, or the process defaults when none were passed (Studio)."""
-    return runtime.context if runtime.context is not None else await default_services()
-
-
-def send_packets(packets: list[Handoff]) -> list[Send]:
-    """One `Send` per packet, each with the packet's own wall-clock limit as its timeout."""
-    return [Send("dispatch", packet, timeout=packet.timeout_s) for packet in packets]
 
 
 async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any]:

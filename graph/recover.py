@@ -10,6 +10,7 @@
 | tool_error, unavailable, crashed    | cached fallback, else reassign, else escalate         |
 | timeout                             | cached fallback, else escalate                        |
 | refused, loop                       | escalate with a hand-off summary                      |
+| ambiguous                           | ask the human (`interrupt()`), then re-dispatch       |
 
 Every step is a `RecoveryRecord` in state; the answer lists them.
 """
@@ -19,9 +20,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from graph.fallbacks import FALLBACKS
+from graph.plan import find_order_ids
+from graph.services import Services
 from graph.state import MusterState
 from workers.contracts import Finding, Handoff, RecoveryRecord, Report
 from workers.roster import Roster
@@ -77,18 +81,31 @@ def with_dependency_findings(packet: Handoff, state: MusterState) -> Handoff:
     return packet.model_copy(update={"inputs": inputs})
 
 
-def route_after_collect(state: MusterState) -> list[Send] | Literal["recover", "synthesize"]:
-    """The `needs_recovery` edge: next wave, recovery, or the answer."""
+def route_after_collect(
+    state: MusterState, runtime: Runtime[Services]
+) -> list[Send] | Literal["recover", "verify"]:
+    """The `needs_recovery` edge: next wave, recovery, or on to verification.
+
+    Each packet's `Send` timeout is its own limit, shortened to the run's deadline, so work in
+    flight is cancelled when the deadline passes."""
     if state.get("stop_reason"):
-        return "synthesize"
+        return "verify"
     ready = ready_packets(state)
     if ready:
+        remaining = runtime.context.limits.remaining_s() if runtime.context else None
         return [
-            Send("dispatch", with_dependency_findings(p, state), timeout=p.timeout_s) for p in ready
+            Send(
+                "dispatch",
+                with_dependency_findings(p, state),
+                timeout=p.timeout_s
+                if remaining is None
+                else max(0.05, min(p.timeout_s, remaining)),
+            )
+            for p in ready
         ]
     if unrecovered_failures(state):
         return "recover"
-    return "synthesize"
+    return "verify"
 
 
 def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
@@ -198,8 +215,25 @@ def escalation_packet(report: Report, packet: Handoff, roster: Roster) -> Handof
     )
 
 
-def plan_recovery(state: MusterState, roster: Roster) -> dict[str, Any]:
-    """The state update for one `recover` step: records, substitute reports, new packets."""
+def clarified(packet: Handoff, answer: Any) -> Handoff:
+    """The packet again, with the human's answer and the facts read from it in its inputs."""
+    inputs = dict(packet.inputs)
+    if isinstance(answer, dict):
+        inputs.update({str(k): str(v) for k, v in answer.items()})
+    else:
+        text = str(answer)
+        inputs["clarification"] = text
+        order_ids = find_order_ids(text)
+        if order_ids:
+            inputs["order_id"] = order_ids[0]
+    return packet.model_copy(update={"inputs": inputs, "attempt": packet.attempt + 1})
+
+
+def plan_recovery(
+    state: MusterState, roster: Roster, clarifications: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The state update for one `recover` step: records, substitute reports, new packets.
+    `clarifications` holds the human's answers to ambiguous packets, by packet id."""
     packets = list(state.get("packets") or [])
     by_key = {(p.id, p.attempt): p for p in packets}
     records: list[RecoveryRecord] = []
@@ -209,6 +243,21 @@ def plan_recovery(state: MusterState, roster: Roster) -> dict[str, Any]:
         if packet is None:
             continue
         reason = report.reason
+        if reason == "ambiguous" and clarifications and report.packet_id in clarifications:
+            answer = clarifications[report.packet_id]
+            packets.append(clarified(packet, answer))
+            records.append(
+                RecoveryRecord(
+                    packet_id=report.packet_id,
+                    worker=report.worker,
+                    attempt=report.attempt,
+                    reason="ambiguous",
+                    strategy="clarify",
+                    detail=f"{report.worker} asked {report.note!r}; a human answered "
+                    f"{answer!r} and it ran again",
+                )
+            )
+            continue
         if reason in ("budget", "crashed") and packet.attempt == 1:
             record, retry = _retry(report, packet)
             records.append(record)

@@ -16,9 +16,11 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import RunControl
 from langgraph.types import Command
 
-from checkpoints.saver import open_checkpointer
+from checkpoints.audit import AuditLog
+from checkpoints.saver import open_checkpointer, resolve_db_path
 from checkpoints.threads import thread_config
 from graph.build import build_graph
 from graph.limits import RunLimits
@@ -80,6 +82,7 @@ async def open_runtime(
     async with open_checkpointer(
         db, must_exist=must_exist, allowed_types=CHECKPOINTED_TYPES
     ) as saver:
+        audit = await AuditLog.open(resolve_db_path(db))
         hub = await ToolHub.connect(config)
         try:
             services = Services(
@@ -88,10 +91,12 @@ async def open_runtime(
                 roster=roster,
                 planner=planner,
                 limits=limits or RunLimits(),
+                audit=audit,
             )
             yield Runtime(graph=build_graph(checkpointer=saver), saver=saver, services=services)
         finally:
             await hub.aclose()
+            await audit.close()
 
 
 @asynccontextmanager
@@ -110,6 +115,7 @@ async def stream_run(
     *,
     on_update: UpdateListener | None = None,
     services: Services | None = None,
+    control: RunControl | None = None,
 ) -> dict[str, Any]:
     """Start (`payload` = input), resume (`None`) or answer (`Command`) a thread, streaming
     node updates to `on_update`; returns the thread's state values afterwards."""
@@ -117,7 +123,14 @@ async def stream_run(
     config = thread_config(thread_id)
     try:
         async for chunk in runtime.graph.astream(
-            payload, config, context=services, stream_mode="updates"
+            payload,
+            config,
+            context=services,
+            stream_mode="updates",
+            # "sync": each superstep's checkpoint is on disk before the next step starts, so
+            # a SIGKILL never loses a finished step (an approval, a branch's report).
+            durability="sync",
+            control=control,
         ):
             for node, update in chunk.items():
                 if on_update is not None:

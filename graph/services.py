@@ -10,6 +10,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from checkpoints.audit import AuditLog
 from graph.limits import RunLimits
 from graph.plan import Planner, plan_ticket
 from graph.trace import TraceWriter
@@ -35,6 +39,8 @@ class Services:
     """Where step events go, if anywhere."""
     limits: RunLimits = field(default_factory=RunLimits)
     """Hard limits for the run, checked at every barrier."""
+    audit: AuditLog | None = None
+    """Where approval decisions and executions are recorded."""
 
 
 _default: Services | None = None
@@ -52,3 +58,14 @@ async def default_services() -> Services:
             hub = await ToolHub.connect(load_servers_config(DEFAULT_SERVERS_FILE))
             _default = Services(hub=hub)
     return _default
+
+
+def superstep() -> int | None:
+    """The LangGraph superstep the calling node runs in, for the trace."""
+    step = (get_config().get("metadata") or {}).get("langgraph_step")
+    return int(step) if step is not None else None
+
+
+async def services_for(runtime: Runtime[Services]) -> Services:
+    """The run's services, or the process defaults when none were passed (Studio)."""
+    return runtime.context if runtime.context is not None else await default_services()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, TypedDict
 
-from workers.contracts import Answer, Handoff, RecoveryRecord, Report
+from workers.contracts import ActionRecord, Answer, Handoff, RecoveryRecord, Report
 
 
 class InputState(TypedDict):
@@ -31,6 +31,10 @@ class MusterState(InputState, total=False):
     """Every report, in completion order; retries and fallbacks add, never overwrite."""
     recoveries: Annotated[list[RecoveryRecord], operator.add]
     """Every recovery step taken and what came of it."""
+    actions: Annotated[list[ActionRecord], operator.add]
+    """Every approval decision and execution of a proposed action."""
+    conflicts: list[str]
+    """Facts two reports disagreed on, and how synthesis ruled."""
     unverified: list[str]
     """Claims `verify` could not tie to an observation, one line each."""
     stop_reason: str

@@ -12,9 +12,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.dispatch import services_for, superstep
 from graph.recover import ESCALATION_WORKER, current_reports, pending_packets
-from graph.services import Services
+from graph.services import Services, services_for, superstep
 from graph.state import MusterState
 from workers.contracts import Answer, AnswerStatus, Finding, Report
 

@@ -88,7 +88,8 @@ def test_exact_entry_is_case_sensitive_in_the_tool_part() -> None:
 
 def test_prefix_matches_whole_server_segment_only() -> None:
     assert is_allowed("orders.find_order", ["orders."])
-    assert is_allowed("orders.issue_refund", ["orders."])  # the hub, not the allowlist, stops writes
+    # The hub, not the allowlist, keeps write tools away from workers.
+    assert is_allowed("orders.issue_refund", ["orders."])
     assert not is_allowed("ordersx.find_order", ["orders."])
     assert not is_allowed("ordersx.refund", ["orders."])
     assert not is_allowed("xorders.find_order", ["orders."])

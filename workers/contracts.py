@@ -171,10 +171,38 @@ class RecoveryRecord(BaseModel):
     """Which dispatch of the packet failed."""
     reason: FailureReason
     """Why it failed."""
-    strategy: Literal["retry", "fallback", "reassign", "escalate"]
+    strategy: Literal["retry", "fallback", "reassign", "escalate", "clarify"]
     """What recovery did."""
     detail: str
     """What replaced the failed work, in words a human can check."""
+
+
+class ActionRecord(BaseModel):
+    """One proposed side effect on its way through approval and execution. The `actions`
+    list only grows: a later record for the same digest supersedes an earlier one."""
+
+    digest: str
+    """What the approval is bound to: tool, arguments and idempotency key."""
+    tool: str
+    """The write tool."""
+    args: dict[str, Any]
+    """The action's arguments (without key or token)."""
+    idempotency_key: str
+    """Derived from the thread and the action, so a replay never repeats the effect."""
+    proposed_by: str
+    """The worker that proposed it."""
+    decision: Literal["approved", "rejected"]
+    """What the human decided (a mismatched approval counts as rejected)."""
+    decided_by: str
+    """Who decided."""
+    decided_at: float
+    """When (epoch seconds); the approval token expires a fixed time after this."""
+    note: str = ""
+    """The human's note, or why an approval was refused."""
+    status: Literal["approved", "rejected", "executed", "refused", "failed"]
+    """Where it stands: executed means the tool ran (or replayed its stored result)."""
+    result: str = ""
+    """What the tool returned, or why it did not run."""
 
 
 class Answer(BaseModel):
@@ -203,5 +231,6 @@ CHECKPOINTED_TYPES: tuple[type[BaseModel], ...] = (
     ToolCallRecord,
     ProposedAction,
     RecoveryRecord,
+    ActionRecord,
 )
 """Every contract type that is stored in checkpoints: the msgpack allowlist for the store."""

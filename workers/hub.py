@@ -31,7 +31,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
@@ -42,14 +41,14 @@ import mcp.types as types
 from langchain_core.tools import BaseTool, StructuredTool
 from mcp.shared.exceptions import McpError
 
-from workers.allowlist import is_allowed, is_valid_qualified_name, qualify
-from workers.mcp_session import ServerConnection, ServerState, list_all_tools
+from workers.allowlist import is_allowed, is_valid_qualified_name
+from workers.mcp_session import ServerConnection, ServerDown, ServerState, list_all_tools
 from workers.servers_config import ServersConfig, ServersConfigError
 from workers.tool_catalogue import (
     CatalogueEntry,
     ToolSpec,
     cap_text,
-    definition_digest,
+    check_pins,
     register_tools,
     result_text,
 )
@@ -187,22 +186,6 @@ class ToolHub:
         )
         self._pinned.add(conn.name)
 
-    def _check_pins(self, server: str, tools: Sequence[types.Tool]) -> list[str]:
-        """Disable the server's tools whose definition differs from the pinned one."""
-        current = {qualify(server, t.name): definition_digest(t) for t in tools}
-        disabled: list[str] = []
-        for name, entry in self._catalogue.items():
-            if entry.spec.server != server or entry.disabled:
-                continue
-            if current.get(name) != entry.digest:
-                what = "removed" if name not in current else "changed"
-                entry.disabled = (
-                    f"ERROR: tool '{name}' is disabled: its definition {what} since it was "
-                    f"pinned; an operator must review it and reconnect server '{server}'"
-                )
-                disabled.append(name)
-        return disabled
-
     def specs(self, allow: Sequence[str]) -> list[ToolSpec]:
         """Tools the allowlist admits that are enabled and read-only, sorted by name."""
         return [
@@ -258,7 +241,7 @@ class ToolHub:
                 await conn.start()
                 if conn.up:
                     if conn.name in self._pinned:
-                        self._check_pins(conn.name, conn.tools)
+                        check_pins(self._catalogue, conn.name, conn.tools)
                     else:
                         self._pin(conn)  # it was down at connect: first sight of its tools
         return conn.up
@@ -268,8 +251,9 @@ class ToolHub:
         conn = self._conns[server]
         if not await self._ensure_up(conn) or conn.session is None:
             return []
-        conn.tools = await list_all_tools(conn.session)
-        return self._check_pins(server, conn.tools)
+        async with asyncio.timeout(self.call_timeout_s):
+            conn.tools = await list_all_tools(conn.session)
+        return check_pins(self._catalogue, server, conn.tools)
 
     async def reconnect(self, server: str) -> bool:
         """Restart ``server`` and re-pin its current definitions (the operator's explicit OK)."""
@@ -292,32 +276,44 @@ class ToolHub:
     ) -> ToolCallResult:
         """Run a read tool for a worker. Never raises, except on cancellation."""
         started = time.perf_counter()
-        if not is_allowed(name, allow):
-            admitted = ", ".join(s.name for s in self.specs(allow)) or "(none)"
-            text = f"ERROR: tool {name!r} is not allowed for this worker; allowed: {admitted}"
-            return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
-        entry = await self._lookup(name)
-        if entry is None:
-            return self._missing(name, [s.name for s in self.specs(allow)], started)
-        if entry.spec.writes:
-            text = (
-                f"ERROR: tool {name!r} has side effects; workers may only propose it as an action"
-            )
-            return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
-        return await self._run(entry, args, timeout_s, started)
+        try:
+            if not is_allowed(name, allow):
+                admitted = ", ".join(s.name for s in self.specs(allow)) or "(none)"
+                text = f"ERROR: tool {name!r} is not allowed for this worker; allowed: {admitted}"
+                return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
+            entry = await self._lookup(name)
+            if entry is None:
+                return self._missing(name, [s.name for s in self.specs(allow)], started)
+            if entry.spec.writes:
+                text = f"ERROR: tool {name!r} has side effects; workers may only propose it"
+                return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
+            return await self._run(entry, args, timeout_s, started)
+        except Exception as exc:  # noqa: BLE001
+            return self._unexpected(name, exc, started)
 
     async def call_action(
         self, name: str, args: dict[str, Any], *, timeout_s: float | None = None
     ) -> ToolCallResult:
         """Run an approved write tool (the graph's action step only). Never raises."""
         started = time.perf_counter()
-        entry = await self._lookup(name)
-        if entry is None:
-            return self._missing(name, [s.name for s in self.action_specs()], started)
-        if not entry.spec.writes:
-            text = f"ERROR: tool {name!r} is read-only; call_action runs approved write tools only"
-            return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
-        return await self._run(entry, args, timeout_s, started)
+        try:
+            entry = await self._lookup(name)
+            if entry is None:
+                return self._missing(name, [s.name for s in self.action_specs()], started)
+            if not entry.spec.writes:
+                text = f"ERROR: tool {name!r} is read-only; call_action runs write tools only"
+                return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
+            return await self._run(entry, args, timeout_s, started)
+        except Exception as exc:  # noqa: BLE001
+            return self._unexpected(name, exc, started)
+
+    def _unexpected(self, name: str, exc: Exception, started: float) -> ToolCallResult:
+        # This is the worker boundary: errors are values (DESIGN principle 2). Anything
+        # unexpected (from the SDK, a misbehaving server, or a caller's bad input) becomes text
+        # a model can act on, never an exception into the graph. CancelledError is a
+        # BaseException, not an Exception, so it still propagates and cancelling a run works.
+        text = f"ERROR: {name}: unexpected {type(exc).__name__}: {exc}"
+        return self._result(str(name), CallOutcome.TOOL_ERROR, text, started)
 
     def _conn_for(self, name: str) -> ServerConnection | None:
         if not is_valid_qualified_name(name):
@@ -359,9 +355,7 @@ class ToolHub:
         timed_out = f"ERROR: {name} timed out after {timeout}s; try again later or report it"
         try:
             async with asyncio.timeout(timeout + _GUARD_S):
-                result = await conn.session.call_tool(
-                    entry.spec.tool, args, read_timeout_seconds=timedelta(seconds=timeout)
-                )
+                result = await conn.call_tool(entry.spec.tool, args, timeout)
         except McpError as exc:
             if exc.error.code == _SDK_TIMEOUT_CODE:
                 return self._result(name, CallOutcome.TIMEOUT, timed_out, started)
@@ -372,6 +366,9 @@ class ToolHub:
             return self._result(name, CallOutcome.TOOL_ERROR, text, started)
         except TimeoutError:
             return self._result(name, CallOutcome.TIMEOUT, timed_out, started)
+        except ServerDown as exc:
+            conn.mark_down(str(exc))
+            return self._unavailable(name, conn, started)
         except (
             anyio.ClosedResourceError,
             anyio.BrokenResourceError,
@@ -380,13 +377,6 @@ class ToolHub:
         ) as exc:
             conn.mark_down(f"server '{server}' connection failed: {type(exc).__name__}")
             return self._unavailable(name, conn, started)
-        except Exception as exc:  # noqa: BLE001
-            # This is the worker boundary: errors are values (DESIGN principle 2). Anything
-            # unexpected from the SDK or a misbehaving server becomes text the model can act
-            # on, never an exception into the graph. CancelledError is a BaseException and
-            # still propagates, so cancelling a run works.
-            text = f"ERROR: {name}: unexpected {type(exc).__name__}: {exc}"
-            return self._result(name, CallOutcome.TOOL_ERROR, text, started)
         text = result_text(result)
         if result.isError:
             return self._result(name, CallOutcome.TOOL_ERROR, f"ERROR: {name}: {text}", started)

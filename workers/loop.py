@@ -23,12 +23,20 @@ from workers.contracts import (
     FailureReason,
     Finding,
     Handoff,
+    ProposedAction,
     Report,
     ToolCallRecord,
     canonical_json,
 )
+from workers.control_tools import (
+    ASK_CLARIFICATION,
+    CONTROL_TOOL_NAMES,
+    DECLINE_TASK,
+    control_tools,
+)
 from workers.hub import CallOutcome, ToolCallResult, ToolHub
 from workers.models import INPUTS_PREFIX, OBJECTIVE_PREFIX
+from workers.proposals import REFUND_TOOL, review_proposal, suggest_refund
 from workers.roster import WorkerSpec
 
 LOOP_REPEATS = 3
@@ -78,7 +86,8 @@ async def run_worker(
     """Run one worker on one packet and return its `Report`."""
     started = time.monotonic()
     tools = hub.langchain_tools(packet.tool_allow)
-    runnable = model.bind_tools(tools) if tools else model
+    tools += control_tools(can_propose=bool(spec.proposes))
+    runnable = model.bind_tools(tools)
     messages: list[BaseMessage] = [
         SystemMessage(system_prompt(spec)),
         HumanMessage(packet_prompt(packet)),
@@ -86,10 +95,23 @@ async def run_worker(
     records: list[ToolCallRecord] = []
     findings: list[Finding] = []
     repeats: Counter[str] = Counter()
+    proposals: list[ProposedAction] = []  # what the model proposed
+    accepted: list[ProposedAction] = []  # what passed review, for the report
+    rejected: list[str] = []
     tokens = 0
     steps = 0
 
     def report(status: str, reason: FailureReason | None, note: str) -> Report:
+        if status == "ok":
+            suggested = suggest_refund(packet, findings) if REFUND_TOOL in spec.proposes else None
+            for action in [*proposals, *([suggested] if suggested else [])]:
+                reviewed = review_proposal(action, packet, findings, spec.proposes)
+                if isinstance(reviewed, str):
+                    rejected.append(f"{action.tool}({canonical_json(action.args)}): {reviewed}")
+                elif reviewed.digest() not in {p.digest() for p in accepted}:
+                    accepted.append(reviewed)
+        if rejected:
+            note += "\nRejected proposals: " + "; ".join(rejected)
         return Report(
             packet_id=packet.id,
             worker=packet.recipient,
@@ -103,6 +125,7 @@ async def run_worker(
             tokens=tokens,
             duration_ms=round((time.monotonic() - started) * 1000, 1),
             attempt=packet.attempt,
+            proposed_actions=accepted,
         )
 
     async def emit(event: dict[str, Any]) -> None:
@@ -148,7 +171,27 @@ async def run_worker(
         if not reply.tool_calls:
             return _final_report(report, records, findings, str(reply.content))
 
-        for call in reply.tool_calls:
+        control = [c for c in reply.tool_calls if c["name"] in CONTROL_TOOL_NAMES]
+        for call in control:
+            if call["name"] == ASK_CLARIFICATION:
+                return report("failed", "ambiguous", str(call["args"].get("question", "")))
+            if call["name"] == DECLINE_TASK:
+                return report("failed", "refused", str(call["args"].get("reason", "")))
+            proposals.append(
+                ProposedAction(
+                    tool=str(call["args"].get("tool", "")),
+                    args=dict(call["args"].get("args") or {}),
+                    reason=str(call["args"].get("reason", "")),
+                )
+            )
+            messages.append(
+                ToolMessage("proposal noted; a human decides", tool_call_id=call["id"] or "")
+            )
+        calls = [c for c in reply.tool_calls if c["name"] not in CONTROL_TOOL_NAMES]
+        if not calls:
+            continue
+
+        for call in calls:
             key = call["name"] + canonical_json(call["args"])
             repeats[key] += 1
             if repeats[key] >= LOOP_REPEATS:
@@ -160,12 +203,9 @@ async def run_worker(
                 )
         # Calls of one turn are independent, so they run concurrently on the shared sessions.
         results = await asyncio.gather(
-            *(
-                hub.call(call["name"], dict(call["args"]), packet.tool_allow)
-                for call in reply.tool_calls
-            )
+            *(hub.call(call["name"], dict(call["args"]), packet.tool_allow) for call in calls)
         )
-        for call, result in zip(reply.tool_calls, results, strict=True):
+        for call, result in zip(calls, results, strict=True):
             _record(call, result, records, findings)
             messages.append(ToolMessage(result.text, tool_call_id=call["id"] or ""))
             await emit(

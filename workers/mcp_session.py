@@ -17,6 +17,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -103,6 +104,10 @@ class ServerConnection:
         self.lock = asyncio.Lock()  # serialises start/stop/restart of this one server
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
+        # Set when the current session goes away, to fail in-flight calls at once: when a
+        # ClientSession is torn down by cancellation it does not answer pending requests,
+        # which would otherwise wait out their full timeout.
+        self._closed = asyncio.Event()
         self._process: Any = None
         self._errlog: TextIO | None = None
         self._stopping = False  # stop() asked for this shutdown (vs. a crash or mark_down)
@@ -158,6 +163,7 @@ class ServerConnection:
         self._stopping = False
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
+        self._closed = asyncio.Event()
         self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp:{self.name}")
         try:
             # The owner enforces start_timeout_s itself; this outer bound only guards against
@@ -202,6 +208,7 @@ class ServerConnection:
                     ready.set_result(None)
                     await self._wait_for_stop_or_exit(stop)
                     self.session = None
+                    self._closed.set()
                     exited_by_itself = self._process is not None and (
                         self._process.returncode is not None
                     )
@@ -210,6 +217,7 @@ class ServerConnection:
                 self.last_error = self._error(f"server '{self.name}' failed: {_describe(exc)}")
         finally:
             self.session = None
+            self._closed.set()
             rc = getattr(self._process, "returncode", None)
             if rc is not None and not self._stopping and (exited_by_itself or rc > 0):
                 # More precise than whatever a failed call recorded ("connection closed").
@@ -248,8 +256,34 @@ class ServerConnection:
             # Keep an earlier, more precise cause (e.g. the exit code) if there is one.
             self.last_error = self._error(reason)
         self.session = None
+        self._closed.set()
         if self._stop is not None:
             self._stop.set()
+
+    async def call_tool(
+        self, tool: str, args: dict[str, Any], timeout_s: float
+    ) -> types.CallToolResult:
+        """session.call_tool with the SDK's timeout, failing fast if the session goes away.
+
+        Raises ServerDown if there is no session or it closes while the call is in flight.
+        """
+        session, closed = self.session, self._closed
+        if session is None or closed.is_set():
+            raise ServerDown(f"server '{self.name}' is not running")
+        call = asyncio.ensure_future(
+            session.call_tool(tool, args, read_timeout_seconds=timedelta(seconds=timeout_s))
+        )
+        closing = asyncio.ensure_future(closed.wait())
+        try:
+            await asyncio.wait((call, closing), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+            if not call.done():
+                call.cancel()
+                call.add_done_callback(_consume)
+        if call.done() and not call.cancelled():
+            return call.result()
+        raise ServerDown(f"server '{self.name}' went away during the call")
 
     async def stop(self) -> None:
         """Ask the owner task to unwind its contexts (it kills the process) and wait for it."""
@@ -270,6 +304,16 @@ class ServerConnection:
         if self._errlog is not None:
             self._errlog.close()
             self._errlog = None
+
+
+class ServerDown(Exception):
+    """The server's session is gone (crashed, stopped, or never started)."""
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    # Retrieve the outcome of an abandoned call so asyncio does not log it as unretrieved.
+    if not task.cancelled():
+        task.exception()
 
 
 async def list_all_tools(session: ClientSession) -> list[types.Tool]:

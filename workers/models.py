@@ -141,6 +141,12 @@ def _fill_arguments(tool: dict[str, Any], inputs: dict[str, str]) -> dict[str, A
     return args
 
 
+def _missing_arguments(tool: dict[str, Any], inputs: dict[str, str]) -> list[str]:
+    """Required parameters of `tool` that no packet input provides."""
+    required = (tool.get("parameters") or {}).get("required") or []
+    return [name for name in required if name not in inputs]
+
+
 class OfflineChatModel(_ToolBindingModel):
     """A deterministic model that works any ticket from its packet and its tools.
 
@@ -180,10 +186,13 @@ class OfflineChatModel(_ToolBindingModel):
 
         turn = sum(isinstance(m, AIMessage) for m in messages)
         wanted: list[ToolCall] = []
+        unfillable: list[str] = []
         for tool in tools:
             function = tool.get("function", tool)
             filled = _fill_arguments(function, inputs)
             if filled is None:
+                if "." in function["name"]:  # a real (server.tool) tool, not a control tool
+                    unfillable += _missing_arguments(function, inputs)
                 continue
             key = function["name"] + canonical_json(filled)
             if key in succeeded or attempts.get(key, 0) >= self.attempts_per_call:
@@ -193,6 +202,14 @@ class OfflineChatModel(_ToolBindingModel):
             )
         if wanted:
             return AIMessage(content="", tool_calls=wanted)
+        offered = {t.get("function", t)["name"] for t in tools}
+        if not observed and unfillable and "ask_clarification" in offered:
+            missing = ", ".join(dict.fromkeys(unfillable))
+            question = f"To {objective.rstrip('.').lower()}, I need the {missing}. Which is it?"
+            call = ToolCall(
+                name="ask_clarification", args={"question": question}, id=f"call_{turn}_q"
+            )
+            return AIMessage(content="", tool_calls=[call])
         return AIMessage(content=_note(objective, inputs, observed))
 
 
@@ -234,7 +251,6 @@ class ScriptedChatModel(_ToolBindingModel):
     """The turns, in order (`ScriptedTurn` values). Past the end it answers 'script ended'."""
     calls: int = 0
     """How many turns this model has played; tests read it."""
-
 
     @property
     def _llm_type(self) -> str:

@@ -95,6 +95,29 @@ def register_tools(
     return refused
 
 
+def check_pins(
+    catalogue: dict[str, CatalogueEntry], server: str, tools: Sequence[types.Tool]
+) -> list[str]:
+    """Disable (and return) ``server``'s tools whose definition differs from the pinned one.
+
+    A tool the server no longer lists counts as changed. New tools are ignored until the
+    server is explicitly reconnected and re-pinned.
+    """
+    current = {qualify(server, t.name): definition_digest(t) for t in tools}
+    disabled: list[str] = []
+    for name, entry in catalogue.items():
+        if entry.spec.server != server or entry.disabled:
+            continue
+        if current.get(name) != entry.digest:
+            what = "removed" if name not in current else "changed"
+            entry.disabled = (
+                f"ERROR: tool '{name}' is disabled: its definition {what} since it was "
+                f"pinned; an operator must review it and reconnect server '{server}'"
+            )
+            disabled.append(name)
+    return disabled
+
+
 def cap_text(text: str, cap_bytes: int) -> tuple[str, bool]:
     """Cut ``text`` to at most ``cap_bytes`` UTF-8 bytes (never mid-character), with a marker."""
     data = text.encode("utf-8")

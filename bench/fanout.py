@@ -1,0 +1,300 @@
+"""Fan-out benchmark: how close is a graph run of N parallel workers to the ideal?
+
+Run: `.venv/bin/python bench/fanout.py` (a benchmark, never a test). For each N in (3, 40, 200) it
+opens a runtime (real stdio MCP servers, AsyncSqliteSaver on a fresh SQLite file, the offline
+model with a 100 ms turn delay) whose planner writes N `comms` packets with distinct queries.
+Each worker then does exactly this:
+
+    model turn 1 (sleep 100 ms) -> calls kb.search_kb(query=<its query>) once over MCP
+    model turn 2 (sleep 100 ms) -> final answer from the observation (no more calls)
+
+so a worker is two 100 ms model turns and one real MCP call between them. The graph run is
+timed from `stream_run` start to its return (servers are started before the clock starts)
+and compared, in the same process, with two ideals:
+
+    sleeps       asyncio.gather of N coroutines each doing sleep(0.1) twice
+    sleeps+mcp   the same, with the same kb.search_kb call through the same hub in between
+
+To separate graph overhead from MCP cost, a second graph variant ("no-mcp") runs the same N
+packets with an empty tool belt and a 200 ms model turn: one turn, no tool call, the same
+200 ms of sleeping per worker, compared with the `sleeps` ideal. At N=40 one more run uses the
+default `RunLimits()` to show what the default budgets do to a wide fan-out.
+
+Checkpoint bytes are the summed blob lengths in the `checkpoints` and `writes` tables for the
+run's thread (precise), and the size of the SQLite file plus its -wal after the first run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SIZES = (3, 40, 200)
+REPEATS = 3
+"""Graph runs (each on a new thread) and ideal runs per N; the median is reported."""
+TURN_S = 0.1
+TARGET_AT_40 = 1.3
+TOPICS = (
+    "duplicate charge",
+    "refund timing",
+    "cancel order",
+    "late delivery",
+    "gift card balance",
+    "return damaged item",
+    "warranty claim",
+    "price match",
+)
+
+WORK = Path(tempfile.mkdtemp(prefix="muster-bench-fanout-"))
+# Every server and store this script starts points inside WORK; set before any server starts.
+os.environ["MUSTER_ORDERS_DB"] = str(WORK / "orders.sqlite")
+os.environ["MUSTER_CALL_LOG"] = str(WORK / "calls.jsonl")
+os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
+os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
+os.environ["MUSTER_POLICY_MODE"] = "healthy"
+
+from graph.limits import RunLimits  # noqa: E402 - after the environment is set
+from graph.plan import DEFAULT_TIMEOUT_S, Planner  # noqa: E402
+from graph.runner import Runtime, open_runtime, stream_run  # noqa: E402
+from servers.call_log import count_calls  # noqa: E402
+from workers.contracts import Handoff  # noqa: E402
+from workers.hub import ToolHub  # noqa: E402
+from workers.models import load_model_factory  # noqa: E402
+from workers.roster import Roster  # noqa: E402
+
+
+def query(i: int) -> str:
+    return f"{TOPICS[i % len(TOPICS)]} case {i}"
+
+
+def fanout_planner(n: int, tool_allow: tuple[str, ...] = ("kb.",)) -> Planner:
+    """N comms packets, ids comms-1..N, distinct queries (so validation drops none)."""
+
+    def plan(request: str, roster: Roster) -> list[Handoff]:
+        return [
+            Handoff(
+                id=f"comms-{i}",
+                recipient="comms",
+                objective="Find the knowledge-base articles that answer the customer.",
+                inputs={"query": query(i)},
+                tool_allow=tool_allow,
+                max_steps=3,
+            )
+            for i in range(1, n + 1)
+        ]
+
+    return plan
+
+
+async def ideal_sleeps(n: int) -> float:
+    async def one() -> None:
+        await asyncio.sleep(TURN_S)
+        await asyncio.sleep(TURN_S)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(n)))
+    return time.perf_counter() - started
+
+
+async def ideal_sleeps_mcp(n: int, hub: ToolHub) -> float:
+    async def one(i: int) -> None:
+        await asyncio.sleep(TURN_S)
+        result = await hub.call("kb.search_kb", {"query": query(i)}, ("kb.",))
+        assert result.ok, result.text
+        await asyncio.sleep(TURN_S)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(1, n + 1)))
+    return time.perf_counter() - started
+
+
+def checkpoint_bytes(db: Path, thread_id: str) -> tuple[int, int, int, int]:
+    """(checkpoint rows, checkpoint blob bytes, write rows, write blob bytes) for a thread."""
+    with sqlite3.connect(db) as conn:
+        rows, blobs = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) "
+            "FROM checkpoints WHERE thread_id = ?",
+            (thread_id,),
+        ).fetchone()
+        wrows, wblobs = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(value)), 0) FROM writes WHERE thread_id = ?",
+            (thread_id,),
+        ).fetchone()
+    conn.close()
+    return rows, blobs, wrows, wblobs
+
+
+def file_bytes(db: Path) -> int:
+    return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
+
+
+async def timed_run(
+    runtime: Runtime, n: int, thread: str, *, steps: int, **overrides: Any
+) -> tuple[float, dict[str, Any]]:
+    """One graph run on a new thread; checks every packet reported ok in `steps` turns."""
+    services = replace(runtime.for_thread(thread), **overrides)
+    started = time.perf_counter()
+    values = await stream_run(runtime, thread, {"request": f"fan out {n}"}, services=services)
+    wall = time.perf_counter() - started
+    reports = values.get("reports") or []
+    answer = values.get("answer")
+    bad = [rep.packet_id for rep in reports if rep.status != "ok" or rep.steps_used != steps]
+    if len(reports) != n or bad:
+        raise SystemExit(
+            f"N={n}: run {thread} went wrong: {len(reports)} reports; not ok or not {steps} "
+            f"steps: {bad[:5]}; answer: {answer and answer.status}; "
+            f"stop: {values.get('stop_reason')}"
+        )
+    return wall, values
+
+
+async def bench(n: int) -> dict[str, Any]:
+    db = WORK / f"fanout-{n}.sqlite"
+    limits = RunLimits(max_steps=10_000, max_tokens=10**9)
+    log = os.environ["MUSTER_CALL_LOG"]
+    walls: list[float] = []
+    threads: list[str] = []
+    first_file = 0
+    calls_before = count_calls(log, tool="search_kb")
+    async with open_runtime(
+        db=db,
+        models=load_model_factory(f"offline:{int(TURN_S * 1000)}"),
+        planner=fanout_planner(n),
+        limits=limits,
+    ) as runtime:
+        for r in range(REPEATS):
+            thread = f"fanout-{n}-{r}"
+            wall, values = await timed_run(runtime, n, thread, steps=2)
+            if values["answer"].status != "complete" or values["answer"].degraded:
+                raise SystemExit(f"N={n}: {thread} answer is {values['answer'].status}")
+            walls.append(wall)
+            threads.append(thread)
+            if r == 0:
+                first_file = file_bytes(db)
+        graph_calls = count_calls(log, tool="search_kb") - calls_before
+        no_mcp = [
+            (
+                await timed_run(
+                    runtime,
+                    n,
+                    f"fanout-{n}-nomcp-{r}",
+                    steps=1,
+                    planner=fanout_planner(n, tool_allow=()),
+                    models=load_model_factory(f"offline:{int(2 * TURN_S * 1000)}"),
+                )
+            )[0]
+            for r in range(REPEATS)
+        ]
+        default_limits: dict[str, Any] | None = None
+        if n == 40:
+            wall, values = await timed_run(
+                runtime, n, f"fanout-{n}-defaults", steps=2, limits=RunLimits()
+            )
+            answer = values["answer"]
+            default_limits = {
+                "wall": wall,
+                "status": answer.status,
+                "degraded": answer.degraded,
+                "stop_reason": values.get("stop_reason"),
+                "limits": RunLimits(),
+            }
+        ideal = [await ideal_sleeps(n) for _ in range(REPEATS)]
+        ideal_mcp = [await ideal_sleeps_mcp(n, runtime.services.hub) for _ in range(REPEATS)]
+    rows, blobs, wrows, wblobs = checkpoint_bytes(db, threads[0])
+    return {
+        "n": n,
+        "wall": statistics.median(walls),
+        "walls": walls,
+        "no_mcp": statistics.median(no_mcp),
+        "ideal": statistics.median(ideal),
+        "ideal_mcp": statistics.median(ideal_mcp),
+        "calls_per_run": graph_calls / REPEATS,
+        "ckpt_rows": rows,
+        "ckpt_bytes": blobs,
+        "write_rows": wrows,
+        "write_bytes": wblobs,
+        "file_bytes": first_file,
+        "default_limits": default_limits,
+    }
+
+
+async def main() -> None:
+    version = sys.version.split()[0]
+    print(f"fan-out benchmark: {os.cpu_count()} CPUs, python {version}, data in {WORK}")
+    print(
+        "each worker (comms, tool_allow ('kb.',), max_steps 3): model turn 1 sleeps 100 ms and "
+        "asks for kb.search_kb(query); one real MCP call; model turn 2 sleeps 100 ms and answers"
+    )
+    print(
+        f"limits: RunLimits(max_steps=10_000, max_tokens=10**9); per-packet Send timeout "
+        f"{DEFAULT_TIMEOUT_S:g} s (Handoff default); median of {REPEATS} runs, each on a new thread"
+    )
+    # Warm-up on a throwaway store: first-use costs (imports, pydantic, graph compile paths)
+    # should not land on N=3.
+    async with open_runtime(
+        db=WORK / "warmup.sqlite",
+        models=load_model_factory("offline:100"),
+        planner=fanout_planner(3),
+        limits=RunLimits(max_steps=10_000, max_tokens=10**9),
+    ) as runtime:
+        await stream_run(runtime, "warmup", {"request": "warm up"})
+
+    print(
+        f"{'N':>4} {'graph s':>8} {'ideal s':>8} {'wall/ideal':>10} {'ideal+mcp s':>11} "
+        f"{'wall/(ideal+mcp)':>16} {'no-mcp s':>8} {'no-mcp/ideal':>12} {'calls':>5}"
+    )
+    results = []
+    for n in SIZES:
+        res = await bench(n)
+        results.append(res)
+        print(
+            f"{n:>4} {res['wall']:>8.3f} {res['ideal']:>8.3f} {res['wall'] / res['ideal']:>10.2f} "
+            f"{res['ideal_mcp']:>11.3f} {res['wall'] / res['ideal_mcp']:>16.2f} "
+            f"{res['no_mcp']:>8.3f} {res['no_mcp'] / res['ideal']:>12.2f} "
+            f"{res['calls_per_run']:>5.0f}",
+            flush=True,
+        )
+    print("\ncheckpoint bytes of one run (the first thread of each N):")
+    print(
+        f"{'N':>4} {'ckpt rows':>9} {'ckpt bytes':>10} {'write rows':>10} {'write bytes':>11} "
+        f"{'total':>9} {'per packet':>10} {'db+wal file':>11}"
+    )
+    for res in results:
+        total = res["ckpt_bytes"] + res["write_bytes"]
+        print(
+            f"{res['n']:>4} {res['ckpt_rows']:>9} {res['ckpt_bytes']:>10} {res['write_rows']:>10} "
+            f"{res['write_bytes']:>11} {total:>9} {total / res['n']:>10.0f} "
+            f"{res['file_bytes']:>11}"
+        )
+    print()
+    for res in results:
+        runs = ", ".join(f"{w:.3f}" for w in res["walls"])
+        print(f"N={res['n']}: graph runs {runs} s")
+    for res in results:
+        d = res["default_limits"]
+        if d:
+            print(
+                f"N={res['n']} with default {d['limits']}: answer {d['status']}, degraded "
+                f"{d['degraded']}, stop_reason {d['stop_reason']!r} ({d['wall']:.3f} s)"
+            )
+    at_40 = next(r for r in results if r["n"] == 40)
+    for label, ideal in (("ideal (sleeps)", at_40["ideal"]), ("ideal+mcp", at_40["ideal_mcp"])):
+        ratio = at_40["wall"] / ideal
+        verdict = "meets" if ratio <= TARGET_AT_40 else "MISSES"
+        print(f"N=40: wall/{label} {ratio:.2f} {verdict} the target of <= {TARGET_AT_40}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
