@@ -7,18 +7,27 @@ Exit codes:
   3  the answer is partial or degraded
   4  the answer failed
   5  the thread waits for a human (an approval or a clarification)
+  6  stopped cleanly by SIGINT/SIGTERM: state is checkpointed, `muster resume THREAD` continues
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
+import os
+import signal
 import sys
 import uuid
 from pathlib import Path
 from typing import Any, TextIO
 
+from langgraph.errors import GraphDrained
+from langgraph.runtime import RunControl
+from langgraph.types import Command
+
+from checkpoints.audit import AuditLog
 from checkpoints.saver import resolve_db_path
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
 from graph.runner import Runtime, open_runtime, open_store, stream_run
@@ -28,6 +37,7 @@ from workers.models import load_model_factory
 from workers.servers_config import DEFAULT_SERVERS_FILE, load_servers_config
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEGRADED, EXIT_FAILED, EXIT_WAITING = 0, 1, 2, 3, 4, 5
+EXIT_DRAINED = 6
 
 
 class Progress:
@@ -124,14 +134,41 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"db": args.db, "servers": servers, "models": load_model_factory(args.model)}
 
 
+def _drain_on_signals(control: RunControl, progress: Progress) -> None:
+    """SIGINT/SIGTERM ask LangGraph to drain: work in flight finishes, the superstep is
+    checkpointed, and no new work starts. A second signal stops at once."""
+    loop = asyncio.get_running_loop()
+
+    def drain(signum: int) -> None:
+        if control.drain_requested:
+            loop.remove_signal_handler(signum)
+            os.kill(os.getpid(), signum)
+            return
+        progress.line(f"{signal.Signals(signum).name}: finishing work in flight, then stopping")
+        control.request_drain(signal.Signals(signum).name)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, drain, signum)
+
+
 async def _finish(
     args: argparse.Namespace,
     runtime: Runtime,
     thread_id: str,
-    payload: dict[str, Any] | None,
+    payload: dict[str, Any] | Command | None,
     progress: Progress,
 ) -> int:
-    values = await stream_run(runtime, thread_id, payload, on_update=progress)
+    control = RunControl()
+    _drain_on_signals(control, progress)
+    try:
+        values = await stream_run(runtime, thread_id, payload, on_update=progress, control=control)
+    except GraphDrained as drained:
+        print(
+            f"stopped cleanly ({drained.reason}); state is saved. "
+            f"Continue with: muster resume {thread_id}",
+            file=sys.stderr,
+        )
+        return EXIT_DRAINED
     snapshot = await runtime.graph.aget_state(thread_config(thread_id))
     return emit_result(args, thread_id, values, waiting=bool(snapshot.interrupts))
 
@@ -174,6 +211,50 @@ async def cmd_resume(args: argparse.Namespace) -> int:
         return await _finish(args, runtime, args.thread, None, progress)
 
 
+async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> int:
+    """Resume a thread's pending `kind` interrupt with `value`."""
+    options = _runtime_options(args)
+    async with open_runtime(**options, must_exist=True) as runtime:
+        if not await thread_exists(runtime.saver, args.thread):
+            raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
+        snapshot = await runtime.graph.aget_state(thread_config(args.thread))
+        pending = [
+            i
+            for i in snapshot.interrupts
+            if isinstance(i.value, dict) and i.value.get("kind") == kind
+        ]
+        if not pending:
+            raise MusterError(
+                f"thread {args.thread} has no pending {kind} ({status_of(snapshot)}); "
+                f"`muster show {args.thread}` shows it"
+            )
+        target = pending[0]
+        resume = value(target.value) if callable(value) else value
+        progress = Progress(sys.stderr if args.json else sys.stdout, runtime)
+        progress.line(f"{kind} for thread {args.thread}: {json.dumps(resume, default=str)}")
+        return await _finish(
+            args, runtime, args.thread, Command(resume={target.id: resume}), progress
+        )
+
+
+async def cmd_approve(args: argparse.Namespace) -> int:
+    def decision(pending: dict[str, Any]) -> dict[str, Any]:
+        # The approval carries the digest the human was shown; it is checked against the
+        # action again in the graph, so it cannot approve anything else.
+        return {
+            "approved": not args.reject,
+            "digest": pending["digest"],
+            "by": args.by or getpass.getuser(),
+            "note": args.note or "",
+        }
+
+    return await _answer_interrupt(args, "approval", decision)
+
+
+async def cmd_clarify(args: argparse.Namespace) -> int:
+    return await _answer_interrupt(args, "clarification", args.answer)
+
+
 async def cmd_threads(args: argparse.Namespace) -> int:
     async with open_store(args.db) as (graph, saver):
         infos = await describe_threads(graph, saver)
@@ -198,6 +279,9 @@ async def cmd_show(args: argparse.Namespace) -> int:
         config = thread_config(args.thread)
         history = [s async for s in graph.aget_state_history(config)]
         snapshot = await graph.aget_state(config)
+        audit = await AuditLog.open(resolve_db_path(args.db))
+        audit_rows = await audit.rows(args.thread)
+        await audit.close()
     print(f"thread {args.thread}: {status_of(snapshot)}")
     print("\nsupersteps:")
     for state in reversed(history):
@@ -217,7 +301,20 @@ async def cmd_show(args: argparse.Namespace) -> int:
     for record in snapshot.values.get("recoveries") or []:
         print(f"  recovery: {record.strategy} — {record.detail}")
     for interrupt in snapshot.interrupts:
-        print(f"\npending: {json.dumps(interrupt.value, default=str)} (id {interrupt.id})")
+        value = interrupt.value if isinstance(interrupt.value, dict) else {"value": interrupt.value}
+        kind = value.get("kind", "input")
+        if kind == "approval":
+            print(
+                f"\npending approval: {value['tool']}({json.dumps(value['args'], sort_keys=True)})"
+                f" proposed by {value.get('proposed_by')}\n  why: {value.get('reason')}"
+                f"\n  digest: {value['digest']}\n  decide: muster approve {args.thread}"
+                f" [--reject] [--note TEXT]"
+            )
+        else:
+            print(f"\npending {kind}: {value.get('question', value)}")
+            print(f'  answer: muster clarify {args.thread} "<answer>"')
+    for row in audit_rows:
+        print(f"audit: {row.event} by {row.actor} digest {row.digest[:16]}… {row.result[:160]}")
     answer = snapshot.values.get("answer")
     if answer is not None:
         print(f"\nanswer: {answer.status}{' DEGRADED' if answer.degraded else ''}")
@@ -254,6 +351,18 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("thread")
     threads = commands.add_parser("threads", parents=[common], help="list threads and their status")
     threads.add_argument("--json", action="store_true")
+    approve = commands.add_parser(
+        "approve", parents=[common, running], help="approve (or --reject) a pending action"
+    )
+    approve.add_argument("thread")
+    approve.add_argument("--reject", action="store_true", help="reject instead of approving")
+    approve.add_argument("--note", help="why, for the audit log")
+    approve.add_argument("--by", help="who decides (default: the current user)")
+    clarify = commands.add_parser(
+        "clarify", parents=[common, running], help="answer a worker's clarifying question"
+    )
+    clarify.add_argument("thread")
+    clarify.add_argument("answer")
     show = commands.add_parser(
         "show", parents=[common], help="a thread's history, reports and tool calls"
     )
@@ -261,7 +370,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = {"run": cmd_run, "resume": cmd_resume, "threads": cmd_threads, "show": cmd_show}
+COMMANDS = {
+    "run": cmd_run,
+    "resume": cmd_resume,
+    "approve": cmd_approve,
+    "clarify": cmd_clarify,
+    "threads": cmd_threads,
+    "show": cmd_show,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

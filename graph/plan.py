@@ -43,6 +43,12 @@ TOPIC_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 """Topic → phrases that signal it, most specific first; the first match names the policy."""
 
+REFUND_SIGNALS = ("refund", "money back", "reimburse", "credit it back", "pay me back")
+"""Phrases that ask for money back: billing may then propose a refund for approval."""
+
+ORDER_SIGNALS = ("order", "charged", "charge", "purchase", "bought", "refund", "package")
+"""Phrases that mean the ticket is about some order, even when it names none."""
+
 HUMAN_SIGNALS = (
     "furious",
     "angry",
@@ -138,12 +144,18 @@ def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
         )
 
     topic = find_topic(request)
-    for order_id in find_order_ids(request):
+    text = request.lower()
+    intent = {"intent": "refund"} if any(s in text for s in REFUND_SIGNALS) else {}
+    order_ids = find_order_ids(request)
+    for order_id in order_ids:
         add(
             "billing",
             f"Establish the charges and refund status of order {order_id}.",
-            {"order_id": order_id},
+            {"order_id": order_id, **intent},
         )
+    if not order_ids and any(s in text for s in ORDER_SIGNALS):
+        # About an order, but which? Billing will ask (reason `ambiguous`) rather than guess.
+        add("billing", "Establish the charges and refund status of the customer's order.", intent)
     if topic:
         add(
             "policy",

@@ -12,16 +12,21 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from graph.approval import latest_actions
 from graph.recover import ESCALATION_WORKER, current_reports, pending_packets
 from graph.services import Services, services_for, superstep
 from graph.state import MusterState
-from workers.contracts import Answer, AnswerStatus, Finding, Report
+from workers.contracts import ActionRecord, Answer, AnswerStatus, Finding, Report
 
 
 def summarize_observation(finding: Finding, *, limit: int = 320) -> str:
-    """A one-line summary of a tool observation: scalar fields of a JSON object, result
-    titles of a search, or the text itself."""
-    text = finding.observation
+    """A one-line summary of a tool observation (see `summarize_text`)."""
+    return summarize_text(finding.observation, limit=limit)
+
+
+def summarize_text(text: str, *, limit: int = 320) -> str:
+    """A one-line summary of a tool result: scalar fields of a JSON object, result titles
+    of a search, or the text itself."""
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError:
@@ -56,6 +61,21 @@ def _report_lines(report: Report) -> list[str]:
     return [f"- {report.worker}: {f.tool} → {summarize_observation(f)}" for f in report.findings]
 
 
+def _args(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in args.items())
+
+
+def _action_line(action: ActionRecord) -> str:
+    head = f"- {action.tool}({_args(action.args)}) proposed by {action.proposed_by}: "
+    if action.status == "rejected":
+        return (
+            head + f"REJECTED by {action.decided_by}" + (f" ({action.note})" if action.note else "")
+        )
+    if action.status == "executed":
+        return head + f"approved by {action.decided_by}, EXECUTED: {summarize_text(action.result)}"
+    return head + f"approved by {action.decided_by}, {action.status.upper()}: {action.result[:200]}"
+
+
 def compose_answer(state: MusterState) -> Answer:
     """The answer for the current state (pure; `synthesize` wraps it)."""
     reports = current_reports(state.get("reports") or [])
@@ -76,7 +96,14 @@ def compose_answer(state: MusterState) -> Answer:
     reasons += [f"{p.recipient} ({p.id}) never ran" for p in not_run if not stop_reason]
     if stop_reason:
         reasons.append(f"stopped early by the {stop_reason}")
-    reasons += list(state.get("unverified") or [])
+    reasons += [f"unverified claim: {line}" for line in state.get("unverified") or []]
+    reasons += [f"conflicting facts: {line}" for line in state.get("conflicts") or []]
+    actions = list(latest_actions(state).values())
+    reasons += [
+        f"action {a.tool}({_args(a.args)}) was approved but {a.status}: {a.result[:200]}"
+        for a in actions
+        if a.status in ("refused", "failed", "approved")
+    ]
 
     status: AnswerStatus
     if not live_ok and not fallbacks:
@@ -86,7 +113,7 @@ def compose_answer(state: MusterState) -> Answer:
     else:
         status = "complete"
     degraded = bool(reasons) or status != "complete"
-    needs_human = (
+    needs_human = any(a.status in ("refused", "failed", "approved") for a in actions) or (
         any(r.strategy == "escalate" for r in recoveries)
         or any(r.worker == ESCALATION_WORKER for r in reports.values())
         or status == "failed"
@@ -95,6 +122,9 @@ def compose_answer(state: MusterState) -> Answer:
     lines = [f"Request: {' '.join(state['request'].split())}", "", "What the specialists found:"]
     for report in reports.values():
         lines += _report_lines(report)
+    if actions:
+        lines += ["", "Actions:"]
+        lines += [_action_line(a) for a in actions]
     if recoveries:
         lines += ["", "Recovery:"]
         lines += [f"- {r.strategy}: {r.detail}" for r in recoveries]

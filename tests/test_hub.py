@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,13 @@ def alive(pid: int) -> bool:
 
 def runs_our_python(pid: int | None) -> bool:
     return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(sys.executable)
+
+
+async def eventually(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
 
 
 def fx_calls(env: Env) -> list[str]:
@@ -400,10 +407,13 @@ async def test_crash_is_a_clean_error_and_restarts_on_next_use(env: Env) -> None
         assert result.outcome == CallOutcome.UNAVAILABLE
         assert result.text.startswith("ERROR: server 'policy' is unavailable: ")
         assert (await hub.call("kb.search_kb", {"query": "refund"}, ["kb."])).ok
-        await asyncio.sleep(0.2)  # let the owner task notice the exit
+        # The owner task notices the exit on its own; no call is needed for that.
+        await eventually(lambda: "exited with code 3" in (hub.health()["policy"].last_error or ""))
         state = hub.health()["policy"]
-        assert (
-            not state.up and state.pid is None and "exited with code 3" in (state.last_error or "")
+        assert not state.up and state.pid is None
+        assert state.last_error == (
+            "server 'policy' exited with code 3; "
+            "server stderr: policy server: crash mode, exiting mid-call"
         )
 
         # The fixture server crashes once, then its restart serves the next call.
@@ -424,11 +434,7 @@ async def test_policy_garbage_mode_does_not_take_down_the_hub(env: Env) -> None:
     async with await ToolHub.connect(cfg) as hub:
         for _ in range(2):
             result = await hub.call("policy.check_policy", {"topic": "refunds"}, ["policy."])
-            assert result.outcome in (
-                CallOutcome.OK,
-                CallOutcome.TOOL_ERROR,
-                CallOutcome.UNAVAILABLE,
-            )
+            assert result.ok and json.loads(result.text)["topic"] == "refunds"
         assert (await hub.call("orders.find_order", {"order_id": "12345"}, ["orders."])).ok
         assert (await hub.ping("orders")) == {"orders": True}
 
@@ -449,10 +455,14 @@ async def test_a_server_that_fails_to_start_does_not_block_the_others(env: Env) 
         assert "no-such-binary" in (health["missing"].last_error or "")
         assert (await hub.call("kb.search_kb", {"query": "refund"}, ["kb."])).ok
         assert await hub.ping() == {"kb": True, "dead": False, "missing": False}
-        # Its tools were never seen, so a call is "unavailable" (after a restart attempt).
-        result = await hub.call("dead.echo", {"text": "x"}, ["dead."])
-        assert result.outcome == CallOutcome.UNAVAILABLE
-        assert result.text.startswith("ERROR: server 'dead' is unavailable: ")
+        # Its tools were never seen, so a call is "unavailable" (after a restart attempt);
+        # parallel calls share one restart attempt rather than making one each.
+        results = await asyncio.gather(
+            *(hub.call("dead.echo", {"text": "x"}, ["dead."]) for _ in range(5))
+        )
+        assert all(r.outcome == CallOutcome.UNAVAILABLE for r in results)
+        assert results[0].text.startswith("ERROR: server 'dead' is unavailable: ")
+        assert "exiting at start as asked" in results[0].text
         assert hub.health()["dead"].restarts == 1
         pids = [pid for pid in hub.server_pids().values() if pid]
     assert not any(alive(pid) for pid in pids)

@@ -236,8 +236,11 @@ class ToolHub:
         """Restart a down server (once per use); re-check its pins; report whether it is up."""
         if conn.up or self._closed:
             return conn.up
+        attempt = conn.starts
         async with conn.lock:
-            if not conn.up:  # another caller may have restarted it while we waited
+            # If another caller attempted a restart while we waited for the lock, share its
+            # result rather than try again: N parallel calls must not mean N restarts.
+            if not conn.up and conn.starts == attempt:
                 await conn.start()
                 if conn.up:
                     if conn.name in self._pinned:

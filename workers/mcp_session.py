@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import os
 import signal
 import sys
@@ -54,6 +55,27 @@ if _original_create is not None and not getattr(_original_create, "_muster_wrapp
     setattr(mcp_stdio, "_create_platform_compatible_process", _capturing_create)  # noqa: B010
 # If a future SDK renames the function, PIDs read as None and death is noticed at call time.
 
+
+class _OneLineParseErrors(logging.Filter):
+    """Shorten the SDK's log of a non-protocol line on a server's stdout to one line.
+
+    stdio_client logs each such line with a full traceback (logger.exception); a server that
+    prints junk would fill the terminal. The line is skipped either way; we keep the message.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and "Failed to parse JSONRPC message" in record.getMessage():
+            record.msg = f"{record.getMessage()} (skipped a non-protocol line on its stdout)"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_stdio_logger = logging.getLogger(mcp_stdio.__name__)
+if not any(isinstance(f, _OneLineParseErrors) for f in _stdio_logger.filters):
+    _stdio_logger.addFilter(_OneLineParseErrors())
+
 STOP_TIMEOUT_S = 6.0  # stdio_client waits 2 s for exit, then SIGTERM/SIGKILL with 2 s more
 
 
@@ -63,13 +85,13 @@ def resolve_command(command: str) -> str:
     return sys.executable if command in ("python", "python3") else command
 
 
-def tail(path: Path, lines: int = 5, max_bytes: int = 4096) -> str:
-    """The last few lines of a log file, joined with ' | ' for one-line error messages."""
+def tail(path: Path, lines: int = 5, max_bytes: int = 4096, start: int = 0) -> str:
+    """The last few lines of a log file after offset ``start``, joined with ' | '."""
     try:
         with path.open("rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
-            fh.seek(max(0, size - max_bytes))
+            fh.seek(max(start, size - max_bytes))
             data = fh.read().decode("utf-8", "replace")
     except OSError:
         return ""
@@ -110,6 +132,7 @@ class ServerConnection:
         self._closed = asyncio.Event()
         self._process: Any = None
         self._errlog: TextIO | None = None
+        self._log_start = 0  # where this run's stderr begins in the log file
         self._stopping = False  # stop() asked for this shutdown (vs. a crash or mark_down)
 
     @property
@@ -149,7 +172,8 @@ class ServerConnection:
         return self._errlog
 
     def _error(self, what: str) -> str:
-        stderr_tail = tail(self.log_path) if self.log_path is not None else ""
+        # Only this run's lines: the log is shared by every restart of the server.
+        stderr_tail = tail(self.log_path, start=self._log_start) if self.log_path else ""
         return f"{what}; server stderr: {stderr_tail}" if stderr_tail else what
 
     async def start(self) -> bool:
@@ -160,6 +184,7 @@ class ServerConnection:
         await self.stop()
         self.starts += 1
         self.last_error = None
+        self._log_start = os.fstat(self._errlog.fileno()).st_size if self._errlog else 0
         self._stopping = False
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
