@@ -31,6 +31,7 @@ from checkpoints.audit import AuditLog
 from checkpoints.saver import resolve_db_path
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
 from graph.runner import Runtime, open_runtime, open_store, stream_run
+from graph.scenarios import SCENARIOS
 from workers.contracts import Answer, Handoff, Report
 from workers.errors import MusterError
 from workers.models import load_model_factory
@@ -125,13 +126,21 @@ def emit_result(
 
 
 def _runtime_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Validate --servers and --model before anything starts (bad input is exit 2)."""
+    """Validate --servers, --model and --scenario before anything starts (exit 2 if bad)."""
     servers = (
         load_servers_config(Path(args.servers))
         if args.servers
         else load_servers_config(DEFAULT_SERVERS_FILE)
     )
-    return {"db": args.db, "servers": servers, "models": load_model_factory(args.model)}
+    models = load_model_factory(args.model)
+    scenario_name = getattr(args, "scenario", None)
+    if scenario_name:
+        if scenario_name not in SCENARIOS:
+            raise MusterError(
+                f"unknown scenario {scenario_name!r}; known: {', '.join(sorted(SCENARIOS))}"
+            )
+        models = SCENARIOS[scenario_name].models()
+    return {"db": args.db, "servers": servers, "models": models}
 
 
 def _drain_on_signals(control: RunControl, progress: Progress) -> None:
@@ -176,6 +185,9 @@ async def _finish(
 async def cmd_run(args: argparse.Namespace) -> int:
     options = _runtime_options(args)
     thread_id = args.thread or f"t-{uuid.uuid4().hex[:12]}"
+    request = args.request or (SCENARIOS[args.scenario].request if args.scenario else None)
+    if not request:
+        raise MusterError('give the ticket text, e.g. muster run "Order #12345 ..."')
     async with open_runtime(**options) as runtime:
         if args.thread and await thread_exists(runtime.saver, thread_id):
             snapshot = await runtime.graph.aget_state(thread_config(thread_id))
@@ -188,7 +200,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
             raise MusterError(f"thread {thread_id} already exists ({status}); {hint}")
         progress = Progress(sys.stderr if args.json else sys.stdout, runtime)
         progress.line(f"thread: {thread_id}")
-        return await _finish(args, runtime, thread_id, {"request": args.request}, progress)
+        return await _finish(args, runtime, thread_id, {"request": request}, progress)
 
 
 async def cmd_resume(args: argparse.Namespace) -> int:
@@ -343,7 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run", parents=[common, running], help="run a new ticket on a new thread"
     )
-    run.add_argument("request", help="the ticket text")
+    run.add_argument("request", nargs="?", help="the ticket text")
+    run.add_argument(
+        "--scenario", help=f"a bundled scenario ({', '.join(sorted(SCENARIOS))}); sets models"
+    )
     run.add_argument("--thread", help="thread id to use (must be new)")
     resume = commands.add_parser(
         "resume", parents=[common, running], help="resume an unfinished thread"

@@ -12,6 +12,7 @@ from typing import Any
 
 from langgraph.errors import NodeError, NodeTimeoutError
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from graph.services import Services, services_for, superstep
 from workers.contracts import Handoff, Report
@@ -71,8 +72,12 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
 
 async def dispatch_failed(
     packet: Handoff, error: NodeError, runtime: Runtime[Services]
-) -> dict[str, Any]:
-    """The `dispatch` error handler: the branch's failure becomes its report."""
+) -> Command[str]:
+    """The `dispatch` error handler: the branch's failure becomes its report.
+
+    It routes to `collect` itself: the handler replaces the failed node, whose own
+    `dispatch → collect` edge is not followed, so a lone failing branch would otherwise end
+    the run without an answer."""
     cause = error.error
     timed_out = isinstance(cause, NodeTimeoutError)
     report = Report(
@@ -100,4 +105,4 @@ async def dispatch_failed(
             outcome="failed",
             reason=report.reason,
         )
-    return {"reports": [report]}
+    return Command(update={"reports": [report]}, goto="collect")

@@ -9,10 +9,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from graph.limits import RunLimits
+from graph.plan import Planner, plan_ticket
+from graph.runner import open_runtime, stream_run
+from workers.contracts import Report
+from workers.models import ModelFactory
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEMO_TICKET = "Customer says order #12345 was charged twice. What happened and what can we do?"
@@ -28,12 +36,19 @@ class MusterEnv:
     trace_dir: Path
     checkpoint_db: Path
 
-    def cli(self, *args: str, timeout: float = 60, extra_env: dict[str, str] | None = None,
-            ) -> subprocess.CompletedProcess[str]:
+    def cli(
+        self,
+        *args: str,
+        timeout: float = 60,
+        extra_env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run the real `muster` CLI in a subprocess with this environment."""
         return subprocess.run(
             [sys.executable, "-m", "graph.cli", *args],
-            capture_output=True, text=True, timeout=timeout, cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=PROJECT_ROOT,
             env={**os.environ, **(extra_env or {})},
         )
 
@@ -55,3 +70,30 @@ def muster_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MusterEnv:
     monkeypatch.setenv("MUSTER_APPROVAL_SECRET", "test-secret-" + tmp_path.name)
     monkeypatch.setenv("MUSTER_POLICY_MODE", "healthy")
     return env
+
+
+def by_worker(reports: list[Report]) -> dict[str, list[Report]]:
+    grouped: dict[str, list[Report]] = {}
+    for report in reports:
+        grouped.setdefault(report.worker, []).append(report)
+    return grouped
+
+
+async def run_ticket(
+    env: MusterEnv,
+    request: str = DEMO_TICKET,
+    *,
+    models: ModelFactory | None = None,
+    planner: Planner = plan_ticket,
+    limits: RunLimits | None = None,
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """One ticket on a new thread; returns the final state and each packet's visible tools."""
+    async with open_runtime(
+        db=env.checkpoint_db, models=models, planner=planner, limits=limits
+    ) as runtime:
+        values = await stream_run(runtime, f"t-{uuid.uuid4().hex[:8]}", {"request": request})
+        belts = {
+            p.recipient: [s.name for s in runtime.services.hub.specs(p.tool_allow)]
+            for p in values["packets"]
+        }
+    return values, belts

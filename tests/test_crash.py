@@ -140,7 +140,8 @@ def test_sigkill_mid_fanout_then_resume_repeats_no_finished_work(muster_env: Mus
         os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait(timeout=10) == -signal.SIGKILL
     finally:
-        if proc.poll() is None:
+        if proc.poll() is None:  # the test failed before its kill: clean up all the same
+            servers = servers or _children(proc.pid)
             _kill_quietly(proc.pid)
             proc.wait(timeout=10)
         for pid in servers:

@@ -5,50 +5,18 @@ call logs."""
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
-from graph.limits import RunLimits
-from graph.plan import Planner, plan_ticket
-from graph.runner import open_runtime, stream_run
+from graph.plan import plan_ticket
 from servers.call_log import count_calls
-from workers.contracts import Handoff, Report
-from workers.models import ModelFactory, offline_factory, scripted_factory
+from tests.conftest import DEMO_TICKET, MusterEnv, by_worker, run_ticket
+from workers.contracts import Handoff
+from workers.models import offline_factory, scripted_factory
 from workers.roster import Roster
-
-from tests.conftest import DEMO_TICKET, MusterEnv
-
-
-def by_worker(reports: list[Report]) -> dict[str, list[Report]]:
-    grouped: dict[str, list[Report]] = {}
-    for report in reports:
-        grouped.setdefault(report.worker, []).append(report)
-    return grouped
-
-
-async def run_ticket(
-    env: MusterEnv,
-    request: str = DEMO_TICKET,
-    *,
-    models: ModelFactory | None = None,
-    planner: Planner = plan_ticket,
-    limits: RunLimits | None = None,
-) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    """One ticket on a new thread; returns the final state and each packet's visible tools."""
-    async with open_runtime(
-        db=env.checkpoint_db, models=models, planner=planner, limits=limits
-    ) as runtime:
-        values = await stream_run(runtime, f"t-{uuid.uuid4().hex[:8]}", {"request": request})
-        belts = {
-            p.recipient: [s.name for s in runtime.services.hub.specs(p.tool_allow)]
-            for p in values["packets"]
-        }
-    return values, belts
 
 
 async def test_demo_with_broken_policy_is_degraded_and_names_the_fallback(
@@ -217,7 +185,8 @@ def test_cli_demo_run_json_strict_msgpack_and_no_unregistered_warnings(
     assert ("policy", "failed", "budget") in workers
     thread = payload["thread_id"]
     trace = [
-        json.loads(line) for line in (muster_env.trace_dir / f"{thread}.jsonl").read_text().splitlines()
+        json.loads(line)
+        for line in (muster_env.trace_dir / f"{thread}.jsonl").read_text().splitlines()
     ]
     step_events = [e for e in trace if e["event"] == "worker_step" and e.get("tool")]
     assert {e["tool"] for e in step_events} >= {"orders.find_order", "kb.search_kb"}

@@ -104,26 +104,29 @@ def refund_rows(db: Path, order_id: str = "12345") -> list[tuple[Any, ...]]:
 
 def refund_args(amount: int, key: str, approval: str | None = None) -> dict[str, Any]:
     token = approve("12345", amount, key) if approval is None else approval
-    return {"order_id": "#12345", "amount_cents": amount, "idempotency_key": key,
-            "approval": token}
+    return {"order_id": "#12345", "amount_cents": amount, "idempotency_key": key, "approval": token}
 
 
 # --- approval tokens and the call log -----------------------------------------------------------
 
 
 def test_approval_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
-    digest = action_digest(REFUND, {"order_id": "12345", "amount_cents": 12900,
-                                    "idempotency_key": "k1"})
-    assert digest == action_digest(REFUND, {"idempotency_key": "k1", "amount_cents": 12900,
-                                            "order_id": "12345"})
+    digest = action_digest(
+        REFUND, {"order_id": "12345", "amount_cents": 12900, "idempotency_key": "k1"}
+    )
+    assert digest == action_digest(
+        REFUND, {"idempotency_key": "k1", "amount_cents": 12900, "order_id": "12345"}
+    )
     token = mint_token(digest, secret=SECRET, expires_at=1000.9)
     assert token.startswith("1000.")
     assert verify_token(token, digest, secret=SECRET, now=999.0) is None
     assert verify_token(token, digest, secret=SECRET, now=1000.0) == "approval expired"
     assert verify_token(token, "0" * 64, secret=SECRET, now=0) == (
-        "approval does not match this action")
+        "approval does not match this action"
+    )
     assert verify_token(token, digest, secret="other", now=0) == (
-        "approval does not match this action")
+        "approval does not match this action"
+    )
     assert verify_token("", digest, secret=SECRET, now=0) == "missing approval"
     assert verify_token("nonsense", digest, secret=SECRET, now=0) == "malformed approval"
     monkeypatch.delenv("MUSTER_APPROVAL_SECRET", raising=False)
@@ -172,11 +175,13 @@ def test_seed_is_deterministic_and_idempotent(tmp_path: Path) -> None:
     orders.ensure_database(db)  # a second start seeds nothing
     with closing(sqlite3.connect(db)) as conn:
         assert conn.execute("SELECT COUNT(*) FROM orders").fetchone()[0] >= 50
-        row = conn.execute("SELECT customer, item, amount_cents FROM orders"
-                           " WHERE order_id = ?", ("12345",)).fetchone()
+        row = conn.execute(
+            "SELECT customer, item, amount_cents FROM orders WHERE order_id = ?", ("12345",)
+        ).fetchone()
         assert row == ("R. Okafor", "Solaris ANC headphones", 12900)
-        charges = conn.execute("SELECT amount_cents FROM charges WHERE order_id = ?",
-                               ("12345",)).fetchall()
+        charges = conn.execute(
+            "SELECT amount_cents FROM charges WHERE order_id = ?", ("12345",)
+        ).fetchall()
         assert charges == [(12900,), (12900,)]
         dump = list(conn.iterdump())
     other = tmp_path / "other.sqlite"
@@ -205,11 +210,15 @@ async def test_find_order_inputs(env: dict[str, Path]) -> None:
         single = ok(await s.call_tool("find_order", {"order_id": "12320"}))
         assert single["duplicate_charge"] is False
         status = ok(await s.call_tool("refund_status", {"order_id": "12345"}))
-        assert status == {"order_id": "12345", "refunds": [], "total_charged_cents": 25800,
-                          "refunded_cents": 0, "refundable_cents": 25800,
-                          "status": "no refund"}
-        assert "no order 99999" in error(await s.call_tool("refund_status",
-                                                           {"order_id": "99999"}))
+        assert status == {
+            "order_id": "12345",
+            "refunds": [],
+            "total_charged_cents": 25800,
+            "refunded_cents": 0,
+            "refundable_cents": 25800,
+            "status": "no refund",
+        }
+        assert "no order 99999" in error(await s.call_tool("refund_status", {"order_id": "99999"}))
     assert count_calls(env["log"], server="orders") == 13
 
 
@@ -325,7 +334,8 @@ async def test_search_kb(env: dict[str, Path]) -> None:
         many = ok(await s.call_tool("search_kb", {"query": "gift card refund", "limit": 5}))
         assert len(many["results"]) == 5
         assert "limit must be between" in error(
-            await s.call_tool("search_kb", {"query": "x", "limit": 0}))
+            await s.call_tool("search_kb", {"query": "x", "limit": 0})
+        )
     assert count_calls(env["log"], server="kb", tool="search_kb") == 8
 
 
@@ -345,8 +355,15 @@ async def test_check_policy_in_memory(env: dict[str, Path]) -> None:
         data = ok(await s.call_tool("check_policy", {"topic": "Duplicate-Charge"}))
         assert data["topic"] == "duplicate_charge" and data["policy_id"].startswith("POL-")
         assert "5 business days" in data["text"] and data["effective_date"]
-        for topic in ("refunds", "goodwill credit", "returns", "shipping", "gift cards",
-                      "escalation", "cancellation"):
+        for topic in (
+            "refunds",
+            "goodwill credit",
+            "returns",
+            "shipping",
+            "gift cards",
+            "escalation",
+            "cancellation",
+        ):
             assert ok(await s.call_tool("check_policy", {"topic": topic}))["text"]
         msg = error(await s.call_tool("check_policy", {"topic": "teleportation"}))
         assert "known topics" in msg and "refunds" in msg
@@ -370,8 +387,9 @@ async def test_policy_broken(env: dict[str, Path], tmp_path: Path) -> None:
 
 
 async def test_policy_slow(env: dict[str, Path], tmp_path: Path) -> None:
-    async with stdio("policy", tmp_path / "err.txt", MUSTER_POLICY_MODE="slow",
-                     MUSTER_POLICY_SLOW_S="0.3") as s:
+    async with stdio(
+        "policy", tmp_path / "err.txt", MUSTER_POLICY_MODE="slow", MUSTER_POLICY_SLOW_S="0.3"
+    ) as s:
         start = time.monotonic()
         data = ok(await s.call_tool("check_policy", {"topic": "refunds"}))
         assert time.monotonic() - start >= 0.3
@@ -382,8 +400,9 @@ async def test_policy_hang_times_out(env: dict[str, Path], tmp_path: Path) -> No
     async with stdio("policy", tmp_path / "err.txt", MUSTER_POLICY_MODE="hang") as s:
         start = time.monotonic()
         with pytest.raises(McpError):
-            await s.call_tool("check_policy", {"topic": "refunds"},
-                              read_timeout_seconds=timedelta(seconds=1))
+            await s.call_tool(
+                "check_policy", {"topic": "refunds"}, read_timeout_seconds=timedelta(seconds=1)
+            )
         assert 0.9 <= time.monotonic() - start < 2.5
     assert count_calls(env["log"], server="policy") == 1
 
@@ -422,7 +441,11 @@ def test_policy_unknown_mode_exits(env: dict[str, Path]) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "servers.policy"],
         env={**os.environ, "MUSTER_POLICY_MODE": "sideways"},
-        cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=15,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=15,
     )
     assert proc.returncode == 2
     assert "unknown MUSTER_POLICY_MODE='sideways'" in proc.stderr

@@ -251,6 +251,8 @@ class ScriptedChatModel(_ToolBindingModel):
     """The turns, in order (`ScriptedTurn` values). Past the end it answers 'script ended'."""
     calls: int = 0
     """How many turns this model has played; tests read it."""
+    seen: list[str] = []
+    """Every message text it was shown, so tests can check what a worker could see."""
 
     @property
     def _llm_type(self) -> str:
@@ -258,6 +260,7 @@ class ScriptedChatModel(_ToolBindingModel):
 
     def _reply(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
         self.calls += 1
+        self.seen.extend(str(m.content) for m in messages)
         turn = sum(isinstance(m, AIMessage) for m in messages)
         if turn >= len(self.turns):
             return AIMessage(content="script ended")

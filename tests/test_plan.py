@@ -1,0 +1,103 @@
+"""Plan validation: whoever wrote the plan, code checks it before anything runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.plan import (
+    MAX_STEPS_CAP,
+    TIMEOUT_CAP_S,
+    find_order_ids,
+    plan_ticket,
+    topological_order,
+    validate_plan,
+)
+from workers.contracts import Handoff
+from workers.errors import PlanError
+from workers.roster import load_roster
+
+ROSTER = load_roster()
+
+
+def packet(pid: str, recipient: str = "comms", **fields: object) -> Handoff:
+    base: dict[str, object] = {
+        "id": pid,
+        "recipient": recipient,
+        "objective": f"Do {pid}.",
+        "inputs": {"query": pid},
+        "tool_allow": ("kb.",),
+    }
+    base.update(fields)
+    return Handoff.model_validate(base)
+
+
+def test_demo_ticket_plans_three_specialists_with_disjoint_belts() -> None:
+    packets = plan_ticket(
+        "Customer says order #12345 was charged twice. What happened and what can we do?", ROSTER
+    )
+    assert [p.recipient for p in packets] == ["billing", "policy", "comms"]
+    assert packets[0].inputs == {"order_id": "12345"}
+    assert packets[1].inputs == {"topic": "duplicate_charge"}
+    belts = [set(p.tool_allow) for p in packets]
+    assert belts[0] & belts[1] == set() and belts[1] & belts[2] == set()
+
+
+def test_order_ids_are_read_in_all_usual_forms() -> None:
+    assert find_order_ids("orders #12345, 12346 and #12345 again") == ["12345", "12346"]
+    assert find_order_ids("call me at 555.1234") == []
+
+
+def test_unknown_recipient_is_refused() -> None:
+    with pytest.raises(PlanError, match="unknown worker 'hacker'"):
+        validate_plan([packet("x", recipient="hacker")], ROSTER)
+
+
+def test_widened_allowlist_is_narrowed_with_a_note() -> None:
+    widened = packet(
+        "w", tool_allow=("kb.", "orders.", "orders.issue_refund", "policy.check_policy")
+    )
+    result = validate_plan([widened], ROSTER)
+    assert result.packets[0].tool_allow == ("kb.",)
+    assert any("may not use" in note and "orders.issue_refund" in note for note in result.notes)
+
+
+def test_exact_tool_within_a_prefix_privilege_is_kept() -> None:
+    narrowed = packet("n", recipient="policy", tool_allow=("policy.check_policy",))
+    assert validate_plan([narrowed], ROSTER).packets[0].tool_allow == ("policy.check_policy",)
+
+
+def test_prefix_grant_needs_a_prefix_privilege() -> None:
+    billing = packet("b", recipient="billing", tool_allow=("orders.",))
+    assert validate_plan([billing], ROSTER).packets[0].tool_allow == ()
+
+
+def test_duplicates_are_dropped_by_fingerprint_and_budgets_capped() -> None:
+    same = {"objective": "Find KB-201.", "inputs": {"query": "duplicate"}}
+    first = packet("a", max_steps=500, timeout_s=10_000, **same)
+    duplicate = packet("b", max_steps=2, **same)  # the same work under another id
+    result = validate_plan([first, duplicate], ROSTER)
+    assert [p.id for p in result.packets] == ["a"]
+    assert (result.packets[0].max_steps, result.packets[0].timeout_s) == (
+        MAX_STEPS_CAP,
+        TIMEOUT_CAP_S,
+    )
+    assert any("duplicate of a" in note for note in result.notes)
+
+
+def test_dependency_cycle_is_rejected_with_the_cycle_named() -> None:
+    a = packet("a", depends_on=("c",))
+    b = packet("b", depends_on=("a",), inputs={"query": "b2"})
+    c = packet("c", depends_on=("b",), inputs={"query": "c2"})
+    with pytest.raises(PlanError, match="cycle: a -> c -> b -> a"):
+        validate_plan([a, b, c], ROSTER)
+
+
+def test_unknown_dependency_is_rejected() -> None:
+    with pytest.raises(PlanError, match="unknown packets"):
+        topological_order([packet("a", depends_on=("ghost",))])
+
+
+def test_packets_come_out_in_dependency_order() -> None:
+    later = packet("later", depends_on=("first",), inputs={"query": "l"})
+    first = packet("first")
+    assert [p.id for p in validate_plan([later, first], ROSTER).packets] == ["first", "later"]
