@@ -36,5 +36,10 @@ bench: $(STAMP) ## benchmarks (never run as tests); results go in the README
 	$(PY) bench/hub_latency.py
 	$(PY) bench/fanout.py
 
+studio: $(STAMP) ## LangGraph Studio on a free local port (langgraph dev, in-memory server)
+	port=$$($(PY) -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
+	echo "Studio API on http://127.0.0.1:$$port"; \
+	$(VENV)/bin/langgraph dev --no-browser --host 127.0.0.1 --port $$port --no-reload
+
 clean:
 	rm -rf $(VENV) var checkpoints/*.sqlite*

@@ -2,12 +2,13 @@
 
 The hub, the models and the trace are live objects, not state: they are never checkpointed,
 and a resumed run gets fresh ones. Callers pass them with `graph.ainvoke(..., context=...)`;
-a run started without them (LangGraph Studio) gets process-wide defaults on first use.
+a run started without them (LangGraph Studio) gets the defaults installed with
+`set_default_services` (graph/app.py installs them).
 """
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from langgraph.config import get_config
@@ -17,10 +18,10 @@ from checkpoints.audit import AuditLog
 from graph.limits import RunLimits
 from graph.plan import Planner, plan_ticket
 from graph.trace import TraceWriter
+from workers.errors import ConfigError
 from workers.hub import ToolHub
 from workers.models import ModelFactory, offline_factory
 from workers.roster import Roster, load_roster
-from workers.servers_config import DEFAULT_SERVERS_FILE, load_servers_config
 
 
 @dataclass
@@ -43,21 +44,16 @@ class Services:
     """Where approval decisions and executions are recorded."""
 
 
-_default: Services | None = None
-_default_lock: asyncio.Lock | None = None
+DefaultServices = Callable[[], Awaitable[Services]]
+"""Supplies services to runs started without a context (LangGraph Studio)."""
+
+_default_provider: DefaultServices | None = None
 
 
-async def default_services() -> Services:
-    """Services for runs that were started without a context (Studio): the default servers
-    file and the offline model, started once per process and shared."""
-    global _default, _default_lock
-    if _default_lock is None:
-        _default_lock = asyncio.Lock()
-    async with _default_lock:
-        if _default is None:
-            hub = await ToolHub.connect(load_servers_config(DEFAULT_SERVERS_FILE))
-            _default = Services(hub=hub)
-    return _default
+def set_default_services(provider: DefaultServices | None) -> None:
+    """Install what runs without a context use (graph/app.py does, for Studio)."""
+    global _default_provider
+    _default_provider = provider
 
 
 def superstep() -> int | None:
@@ -68,4 +64,11 @@ def superstep() -> int | None:
 
 async def services_for(runtime: Runtime[Services]) -> Services:
     """The run's services, or the process defaults when none were passed (Studio)."""
-    return runtime.context if runtime.context is not None else await default_services()
+    if runtime.context is not None:
+        return runtime.context
+    if _default_provider is None:
+        raise ConfigError(
+            "this run has no services: pass context=Services(...) to ainvoke/astream, "
+            "or import graph.app, which installs defaults for LangGraph Studio"
+        )
+    return await _default_provider()

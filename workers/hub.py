@@ -72,6 +72,8 @@ _PING_TIMEOUT_S = 5.0
 
 
 class CallOutcome(StrEnum):
+    """How a call ended; the graph routes on this, never on the text."""
+
     OK = "ok"
     NOT_ALLOWED = "not_allowed"
     UNKNOWN_TOOL = "unknown_tool"
@@ -82,6 +84,8 @@ class CallOutcome(StrEnum):
 
 @dataclass(frozen=True)
 class ToolCallResult:
+    """One call's result: ``text`` is what a model sees (capped, "ERROR: ..." on failure)."""
+
     name: str
     outcome: CallOutcome
     text: str

@@ -19,6 +19,8 @@ from workers.allowlist import is_valid_qualified_name, qualify
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """What a model is told about one catalogued tool."""
+
     name: str  # qualified "server.tool"
     server: str
     tool: str
