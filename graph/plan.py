@@ -49,6 +49,9 @@ REFUND_SIGNALS = ("refund", "money back", "reimburse", "credit it back", "pay me
 ORDER_SIGNALS = ("order", "charged", "charge", "purchase", "bought", "refund", "package")
 """Phrases that mean the ticket is about some order, even when it names none."""
 
+TIMEZONE = re.compile(r"\b(?:UTC|[A-Z][a-z]+(?:/[A-Z][A-Za-z_]+)+)\b")
+"""An IANA time-zone name such as Europe/Berlin or America/New_York."""
+
 HUMAN_SIGNALS = (
     "furious",
     "angry",
@@ -167,6 +170,13 @@ def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
         "Find the knowledge-base articles that answer the customer.",
         {"query": kb_query(request, topic)},
     )
+    timezone = TIMEZONE.search(request)
+    if timezone and any(s in text for s in ("time", "callback", "call back", "schedule")):
+        add(
+            "scheduling",
+            f"Find the current local time in {timezone.group(0)} for the callback.",
+            {"timezone": timezone.group(0)},
+        )
     if needs_human(request):
         add(
             "escalation",

@@ -208,6 +208,14 @@ def escalation_packet(report: Report, packet: Handoff, roster: Roster) -> Handof
             **packet.inputs,
             "failed_worker": report.worker,
             "failure": f"{report.reason}: {report.note[:300]}",
+            # A warm hand-off: what was already tried and found, so nobody starts over.
+            "tried": "; ".join(
+                f"{c.tool}({', '.join(f'{k}={v}' for k, v in c.args.items())}) -> {c.outcome}"
+                for c in report.tool_calls
+            )[:600]
+            or "nothing",
+            "found": "; ".join(f"{f.tool}: {f.observation[:160]}" for f in report.findings)[:600]
+            or "nothing",
         },
         tool_allow=(),
         max_steps=spec.max_steps,

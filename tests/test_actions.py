@@ -15,6 +15,7 @@ step answers is reached in-process (cheaper: no interpreter start), through the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -81,13 +82,15 @@ def audit_rows(env: MusterEnv, thread: str) -> list[dict[str, Any]]:
     conn = sqlite3.connect(env.checkpoint_db)
     try:
         rows = conn.execute(
-            "SELECT event, actor, digest, result FROM muster_audit WHERE thread_id = ? ORDER BY id",
+            "SELECT event, actor, digest, result, at FROM muster_audit"
+            " WHERE thread_id = ? ORDER BY id",
             (thread,),
         ).fetchall()
     finally:
         conn.close()
     return [
-        {"event": r[0], "actor": r[1], "digest": r[2], "result": json.loads(r[3])} for r in rows
+        {"event": r[0], "actor": r[1], "digest": r[2], "result": json.loads(r[3]), "at": r[4]}
+        for r in rows
     ]
 
 
@@ -346,11 +349,14 @@ async def test_expired_approval_is_refused_by_the_server_and_needs_a_human(
         extra_env={**ttl, "MUSTER_FAULT": "kill-before-action"},
     )
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
-    assert [
-        (r["event"], r["digest"], r["result"]["decision"]) for r in audit_rows(muster_env, thread)
-    ] == [("decision", pending["digest"], "approved")]
+    decision = audit_rows(muster_env, thread)
+    assert [(r["event"], r["digest"], r["result"]["decision"]) for r in decision] == [
+        ("decision", pending["digest"], "approved")
+    ]
     assert refund_calls(muster_env) == []
-    time.sleep(1.5)  # the approval was valid for 1 s after the decision
+    # The approval was valid for 1 s after the decision (its audit row is written just
+    # after it): make sure that second is over before resuming.
+    await asyncio.sleep(max(0.0, decision[0]["at"] + 1.2 - time.time()))
 
     resumed = muster_env.cli("resume", thread, timeout=CLI_TIMEOUT_S, extra_env=ttl)
     assert resumed.returncode == EXIT_DEGRADED, resumed.stdout + resumed.stderr
