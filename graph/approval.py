@@ -124,6 +124,7 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
         }
     )
     decision, by, note = _decision(value, digest)
+    decided_at = time.time()
     record = ActionRecord(
         digest=digest,
         tool=action.tool,
@@ -132,7 +133,8 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
         proposed_by=action.proposed_by,
         decision=decision,
         decided_by=by,
-        decided_at=time.time(),
+        decided_at=decided_at,
+        expires_at=decided_at + approval_ttl_s(),
         note=note,
         status=decision,
     )
@@ -143,7 +145,13 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
             event="decision",
             actor=by,
             digest=digest,
-            result={"decision": decision, "note": note, "tool": action.tool, "args": action.args},
+            result={
+                "decision": decision,
+                "note": note,
+                "tool": action.tool,
+                "args": action.args,
+                "expires_at": record.expires_at,
+            },
         )
     if services.trace is not None:
         services.trace.emit(
@@ -173,9 +181,17 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
             continue
         _inject_fault("kill-before-action")
         args = {**record.args, "idempotency_key": record.idempotency_key}
-        token = mint_token(
-            record.digest, secret=secret, expires_at=record.decided_at + approval_ttl_s()
-        )
+        token = mint_token(record.digest, secret=secret, expires_at=record.expires_at)
+        if services.audit is not None:
+            # Written before the call: if the process dies after the tool ran, the audit
+            # still shows the attempt, and the resume's replay closes it.
+            await services.audit.record(
+                thread_id=thread,
+                event="attempt",
+                actor="muster",
+                digest=record.digest,
+                result={"tool": record.tool, "args": args},
+            )
         result = await services.hub.call_action(record.tool, {**args, "approval": token})
         _inject_fault("kill-after-action")
         status: Literal["executed", "refused", "failed"] = (

@@ -226,9 +226,12 @@ async def cmd_resume(args: argparse.Namespace) -> int:
 async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> int:
     """Resume a thread's pending `kind` interrupt with `value`."""
     options = _runtime_options(args)
-    async with open_runtime(**options, must_exist=True) as runtime:
-        if not await thread_exists(runtime.saver, args.thread):
+    async with open_store(args.db) as (graph, saver):  # cheap checks before servers start
+        if not await thread_exists(saver, args.thread):
             raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
+        if not (await graph.aget_state(thread_config(args.thread))).interrupts:
+            raise MusterError(f"thread {args.thread} has no pending {kind}")
+    async with open_runtime(**options, must_exist=True) as runtime:
         snapshot = await runtime.graph.aget_state(thread_config(args.thread))
         pending = [
             i

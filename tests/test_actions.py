@@ -170,7 +170,11 @@ def test_approving_twice_refunds_once(muster_env: MusterEnv) -> None:
     assert error.startswith("muster: error:") and "no pending approval" in error
     assert refund_rows(muster_env, "12345") == rows
     assert len(refund_calls(muster_env)) == 1  # the second approve never reached the server
-    assert [row["event"] for row in audit_rows(muster_env, thread)] == ["decision", "execution"]
+    assert [row["event"] for row in audit_rows(muster_env, thread)] == [
+        "decision",
+        "attempt",
+        "execution",
+    ]
 
 
 async def test_reject_refunds_nothing_and_the_answer_says_rejected(
@@ -223,11 +227,12 @@ async def test_kill_after_refund_then_resume_replays_without_refunding_again(
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     rows = refund_rows(muster_env, "12345")
     assert len(rows) == 1 and rows[0]["amount_cents"] == 12900  # the refund happened...
-    # ...but the process died before `act` wrote its audit row or its checkpoint: the
-    # audit log holds only the decision.
-    assert [
-        (r["event"], r["digest"], r["result"]["decision"]) for r in audit_rows(muster_env, thread)
-    ] == [("decision", digest, "approved")]
+    # ...and the process died before `act` wrote its execution row or its checkpoint: the
+    # audit log holds the decision and the attempt written just before the call.
+    assert [(r["event"], r["digest"]) for r in audit_rows(muster_env, thread)] == [
+        ("decision", digest),
+        ("attempt", digest),
+    ]
 
     resumed = muster_env.cli("resume", thread, "--json", timeout=CLI_TIMEOUT_S)
     assert resumed.returncode == EXIT_OK, resumed.stdout + resumed.stderr
@@ -247,14 +252,17 @@ async def test_kill_after_refund_then_resume_replays_without_refunding_again(
     assert len(calls) == 2  # the original call and the replay, with the same key
     assert {c["args"]["idempotency_key"] for c in calls} == {rows[0]["idempotency_key"]}
 
-    # Exactly what the audit log records: the decision (first process) and one execution
-    # row, written by the resume, whose result is the server's replay of the stored refund.
+    # Exactly what the audit log records: the decision and the first attempt (first
+    # process), then the resume's attempt and one execution row, whose result is the
+    # server's replay of the stored refund.
     audit = audit_rows(muster_env, thread)
     assert [(r["event"], r["digest"]) for r in audit] == [
         ("decision", digest),
+        ("attempt", digest),
+        ("attempt", digest),
         ("execution", digest),
     ]
-    execution = audit[1]["result"]
+    execution = audit[3]["result"]
     assert (execution["status"], execution["outcome"]) == ("executed", "ok")
     stored = json.loads(execution["text"])
     assert stored["replayed"] is True
@@ -266,7 +274,7 @@ async def test_kill_after_refund_then_resume_replays_without_refunding_again(
     assert f"thread {thread} is already done; nothing to resume" in again.stdout
     assert refund_rows(muster_env, "12345") == rows
     assert len(refund_calls(muster_env)) == 2
-    assert len(audit_rows(muster_env, thread)) == 2
+    assert len(audit_rows(muster_env, thread)) == 4
 
 
 # --- 4. an approval replayed for another thread or other arguments -------------------------
@@ -358,7 +366,8 @@ async def test_expired_approval_is_refused_by_the_server_and_needs_a_human(
     # after it): make sure that second is over before resuming.
     await asyncio.sleep(max(0.0, decision[0]["at"] + 1.2 - time.time()))
 
-    resumed = muster_env.cli("resume", thread, timeout=CLI_TIMEOUT_S, extra_env=ttl)
+    # The expiry was fixed at decision time: resuming without the short TTL changes nothing.
+    resumed = muster_env.cli("resume", thread, timeout=CLI_TIMEOUT_S)
     assert resumed.returncode == EXIT_DEGRADED, resumed.stdout + resumed.stderr
     assert "approved by alice, REFUSED" in resumed.stdout
     assert "approval expired" in resumed.stdout
@@ -366,9 +375,9 @@ async def test_expired_approval_is_refused_by_the_server_and_needs_a_human(
     assert len(refund_calls(muster_env)) == 1  # the server saw the call and refused it
     assert refund_rows(muster_env, "12345") == []
     audit = audit_rows(muster_env, thread)
-    assert [r["event"] for r in audit] == ["decision", "execution"]
-    assert audit[1]["result"]["status"] == "refused"
-    assert "approval expired" in audit[1]["result"]["text"]
+    assert [r["event"] for r in audit] == ["decision", "attempt", "execution"]
+    assert audit[2]["result"]["status"] == "refused"
+    assert "approval expired" in audit[2]["result"]["text"]
 
 
 # --- 6. text injected into a tool result ----------------------------------------------------

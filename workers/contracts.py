@@ -196,7 +196,9 @@ class ActionRecord(BaseModel):
     decided_by: str
     """Who decided."""
     decided_at: float
-    """When (epoch seconds); the approval token expires a fixed time after this."""
+    """When (epoch seconds)."""
+    expires_at: float
+    """When the approval lapses, fixed at decision time; the token carries it."""
     note: str = ""
     """The human's note, or why an approval was refused."""
     status: Literal["approved", "rejected", "executed", "refused", "failed"]

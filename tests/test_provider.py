@@ -1,0 +1,318 @@
+"""The provider path, end to end: the real `ChatOpenAI` against a scripted OpenAI-compatible
+server on loopback plans the ticket (structured output) and works every packet (tool calls
+under provider-safe aliases), through the real graph, hub and MCP servers."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain_openai import ChatOpenAI
+
+from graph.llm_planner import Plan, make_llm_planner, planner_prompt
+from graph.runner import open_runtime, stream_run
+from servers.call_log import count_calls, read_calls
+from tests.conftest import DEMO_TICKET, MusterEnv, by_worker
+from tests.fixtures.openai_server import FINAL, RunningServer, serve_openai
+from workers.control_tools import ASK_CLARIFICATION, DECLINE_TASK, PROPOSE_ACTION
+from workers.errors import PlanError, UnknownModelError
+from workers.models import load_model_factory
+from workers.roster import load_roster
+from workers.tool_names import to_model_name
+
+CONTROL = {ASK_CLARIFICATION, DECLINE_TASK}
+BILLING_TOOLS = {"orders__find_order", "orders__refund_status", *CONTROL, PROPOSE_ACTION}
+POLICY_TOOLS = {"policy__check_policy", *CONTROL}
+COMMS_TOOLS = {"kb__search_kb", *CONTROL}
+
+
+def packet(
+    recipient: str, objective: str, inputs: dict[str, str], depends_on: list[str] | None = None
+) -> dict[str, Any]:
+    """One packet as the model writes it (inputs as name/value pairs)."""
+    return {
+        "recipient": recipient,
+        "objective": objective,
+        "inputs": [{"name": k, "value": v} for k, v in inputs.items()],
+        "depends_on": depends_on or [],
+    }
+
+
+BILLING = packet(
+    "billing", "Establish the charges and refund status of order 12345.", {"order_id": "12345"}
+)
+PLAN = {
+    "packets": [
+        BILLING,
+        BILLING,  # the model repeats itself: validation drops the duplicate
+        packet(
+            "policy", "Find the policy on duplicate charges.", {"topic": "duplicate_charge"}
+        ),
+        packet(
+            "comms",
+            "Find the knowledge-base articles that answer the customer.",
+            {"query": "duplicate charge refund"},
+            depends_on=["policy-3"],
+        ),
+    ]
+}
+WORKERS: dict[str, list[Any]] = {
+    "billing": [
+        [
+            ("orders__find_order", {"order_id": "12345"}),
+            ("orders__refund_status", {"order_id": "12345"}),
+        ],
+        FINAL,
+    ],
+    "policy": [[("policy__check_policy", {"topic": "duplicate_charge"})], FINAL],
+    "comms": [[("kb__search_kb", {"query": "duplicate charge refund"})], FINAL],
+}
+
+
+@pytest.fixture
+def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningServer]:
+    # Loopback must never go through a proxy a developer machine may have configured.
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(var, "127.0.0.1,localhost")
+    for var in ("OPENAI_API_BASE", "OPENAI_ORGANIZATION", "OPENAI_PROJECT"):
+        monkeypatch.delenv(var, raising=False)
+    with serve_openai(api_key="test") as server:
+        yield server
+
+
+def chat_model(server: RunningServer) -> ChatOpenAI:
+    return ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="test", max_retries=0)
+
+
+async def run(
+    env: MusterEnv, server: RunningServer, request: str = DEMO_TICKET
+) -> dict[str, Any]:
+    chat = chat_model(server)
+    async with open_runtime(
+        db=env.checkpoint_db, models=lambda worker: chat, planner=make_llm_planner(chat)
+    ) as runtime:
+        return await stream_run(runtime, f"t-{uuid.uuid4().hex[:8]}", {"request": request})
+
+
+async def test_ticket_end_to_end_through_chat_openai(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    script = openai_server.script
+    script.plan = PLAN
+    script.workers = WORKERS
+
+    values = await run(muster_env, openai_server)
+
+    # The plan came from the model, through structured output, and was validated by code.
+    (planner,) = script.of_kind("planner")
+    response_format = planner.body["response_format"]
+    assert response_format["type"] == "json_schema"
+    assert response_format["json_schema"]["name"] == "Plan"
+    assert response_format["json_schema"]["strict"] is True
+    assert planner.body["messages"][-1] == {"role": "user", "content": DEMO_TICKET}
+    assert planner.body["messages"][0]["content"] == planner_prompt(load_roster())
+    assert "tools" not in planner.body
+    assert [p.id for p in values["packets"]] == ["billing-1", "policy-3", "comms-4"]
+    assert values["plan_notes"] == ["dropped billing-2: duplicate of billing-1"]
+    billing_packet = values["packets"][0]
+    assert billing_packet.inputs == {"order_id": "12345"}
+    assert billing_packet.tool_allow == ("orders.find_order", "orders.refund_status")
+    assert values["packets"][2].depends_on == ("policy-3",)
+
+    # Each worker was offered its own belt only, under provider-safe names.
+    for worker, belt in (("billing", BILLING_TOOLS), ("policy", POLICY_TOOLS), ("comms", COMMS_TOOLS)):
+        turns = script.of_kind(f"worker:{worker}")
+        assert len(turns) == 2, worker
+        for exchange in turns:
+            assert exchange.status == 200, exchange.reply
+            assert set(exchange.tool_names) == belt, worker
+            assert DEMO_TICKET not in exchange.text  # clean context: the packet only
+    find_order = script.of_kind("worker:billing")[0].tool_schema("orders__find_order")
+    assert find_order["parameters"]["required"] == ["order_id"]
+    # The dependent packet ran after the packet it depends on.
+    order = [e.kind for e in script.exchanges]
+    assert order.index("worker:comms") > max(
+        i for i, kind in enumerate(order) if kind == "worker:policy"
+    )
+
+    # The calls reached the real MCP servers, once each, under their qualified names.
+    log = muster_env.call_log
+    assert count_calls(log, server="orders", tool="find_order") == 1
+    assert count_calls(log, server="orders", tool="refund_status") == 1
+    assert count_calls(log, server="policy", tool="check_policy") == 1
+    assert count_calls(log, server="kb", tool="search_kb") == 1
+    assert count_calls(log, server="orders", tool="issue_refund") == 0
+
+    reports = by_worker(values["reports"])
+    (billing,) = reports["billing"]
+    assert billing.status == "ok", billing.note
+    assert [f.tool for f in billing.findings] == ["orders.find_order", "orders.refund_status"]
+    assert [r.tool for r in billing.tool_calls] == ["orders.find_order", "orders.refund_status"]
+    assert {f.call_id for f in billing.findings} == {"call_billing_0_0", "call_billing_0_1"}
+    assert "call_billing_0_0" in billing.note and "12345" in billing.note
+    assert billing.tokens == sum(e.usage["total_tokens"] for e in script.of_kind("worker:billing"))
+    assert billing.steps_used == 2
+
+    answer = values["answer"]
+    assert values["unverified"] == []
+    assert answer.status == "complete", answer.text
+    assert not answer.degraded
+    assert "12345" in answer.text
+
+
+async def test_unknown_alias_is_refused_by_the_hub(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    """Only an exact offered alias resolves; anything else reaches the hub as sent, and the
+    hub refuses it. Nothing is guessed, and no refused call reaches a server."""
+    script = openai_server.script
+    script.plan = {"packets": [BILLING]}
+    script.workers = {
+        "billing": [
+            [
+                ("orders__issue_refund", {"order_id": "12345", "amount_cents": 1}),  # not offered
+                ("kb__search_kb", {"query": "refund"}),  # another worker's tool
+                ("Orders__find_order", {"order_id": "12345"}),  # no case folding
+            ],
+            [("orders__find_order", {"order_id": "12345"})],
+            FINAL,
+        ]
+    }
+    values = await run(muster_env, openai_server)
+
+    (billing,) = by_worker(values["reports"])["billing"]
+    outcomes = [(r.tool, r.outcome) for r in billing.tool_calls]
+    assert outcomes == [
+        ("orders__issue_refund", "not_allowed"),
+        ("kb__search_kb", "not_allowed"),
+        ("Orders__find_order", "not_allowed"),
+        ("orders.find_order", "ok"),
+    ]
+    calls = read_calls(muster_env.call_log)
+    assert [(c["server"], c["tool"]) for c in calls] == [("orders", "find_order")]
+    # The refusals went back to the model as tool results it can act on.
+    second = script.of_kind("worker:billing")[1]
+    refusals = [m for m in second.body["messages"] if m["role"] == "tool"]
+    assert len(refusals) == 3 and all("not allowed" in m["content"] for m in refusals)
+
+
+async def test_a_bad_llm_plan_is_refused_before_anything_runs(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    script = openai_server.script
+    script.plan = {"packets": [BILLING, packet("wizard", "Cast a refund spell.", {})]}
+    with pytest.raises(PlanError, match="unknown worker 'wizard'"):
+        await run(muster_env, openai_server)
+    assert [e.kind for e in script.exchanges] == ["planner"]  # no worker turn was played
+    assert read_calls(muster_env.call_log) == []
+
+
+async def test_a_cyclic_llm_plan_is_refused(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    script = openai_server.script
+    script.plan = {
+        "packets": [
+            packet("policy", "Find the refund policy.", {"topic": "refunds"}, ["comms-2"]),
+            packet("comms", "Find refund articles.", {"query": "refund"}, ["policy-1"]),
+        ]
+    }
+    with pytest.raises(PlanError, match="cycle"):
+        await run(muster_env, openai_server)
+    assert read_calls(muster_env.call_log) == []
+
+
+async def test_planner_failure_is_a_plan_error(openai_server: RunningServer) -> None:
+    """A provider error (here a rejected API key) is a PlanError naming the cause."""
+    chat = ChatOpenAI(
+        model="gpt-test", base_url=openai_server.base_url, api_key="wrong", max_retries=0
+    )
+    planner = make_llm_planner(chat)
+    with pytest.raises(PlanError, match="AuthenticationError"):
+        await planner(DEMO_TICKET, load_roster())
+
+
+def test_plan_schema_is_strict_compatible() -> None:
+    """OpenAI strict mode refuses any object without additionalProperties=false: the plan
+    schema must have none (this is why inputs are name/value pairs, not a dict)."""
+    from openai.lib._parsing._completions import type_to_response_format_param
+
+    from tests.fixtures.openai_server import strict_schema_problem
+
+    schema = type_to_response_format_param(Plan)["json_schema"]["schema"]  # type: ignore[index]
+    assert strict_schema_problem(schema) is None
+
+
+async def test_llm_planner_maps_the_roster(openai_server: RunningServer) -> None:
+    openai_server.script.plan = {
+        "packets": [
+            packet("policy", "Find the refund policy.", {"topic": "refunds", "x": "1"}),
+            packet("escalation", "Hand the ticket to a human.", {"request_summary": "angry"}),
+        ]
+    }
+    roster = load_roster()
+    packets = await make_llm_planner(chat_model(openai_server))("refund please", roster)
+    assert [p.id for p in packets] == ["policy-1", "escalation-2"]
+    assert packets[0].tool_allow == roster.workers["policy"].privileges
+    assert packets[0].max_steps == roster.workers["policy"].max_steps
+    assert packets[0].inputs == {"topic": "refunds", "x": "1"}
+    assert packets[1].tool_allow == ()
+    assert packets[1].max_steps == roster.workers["escalation"].max_steps
+
+
+async def test_streaming_tool_calls_parse(openai_server: RunningServer) -> None:
+    """The server's SSE format is what ChatOpenAI parses (for stream_mode='messages')."""
+    openai_server.script.workers = {"billing": [[("orders__find_order", {"order_id": "1"})]]}
+    chat = chat_model(openai_server).bind_tools(
+        [{"type": "function", "function": {"name": "orders__find_order", "parameters": {}}}]
+    )
+    messages = [("system", "You are the billing specialist. Hi."), ("user", "go")]
+    chunks = [c async for c in chat.astream(messages)]
+    merged = chunks[0]
+    for c in chunks[1:]:
+        merged += c
+    assert merged.tool_calls == [  # type: ignore[attr-defined]
+        {"name": "orders__find_order", "args": {"order_id": "1"}, "id": "call_billing_0_0",
+         "type": "tool_call"}
+    ]
+
+
+async def test_dotted_tool_names_are_refused_like_openai_does(
+    openai_server: RunningServer,
+) -> None:
+    """Why the aliases exist: the real API rejects a dotted function name with a 400."""
+    import openai
+
+    chat = chat_model(openai_server).bind_tools(
+        [{"type": "function", "function": {"name": "orders.find_order", "parameters": {}}}]
+    )
+    with pytest.raises(openai.BadRequestError, match="does not match pattern"):
+        await chat.ainvoke([("system", "You are the billing specialist."), ("user", "go")])
+    assert to_model_name("orders.find_order") == "orders__find_order"
+
+
+async def test_load_model_factory_builds_chat_openai_from_env(
+    openai_server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    factory = load_model_factory("openai:gpt-test")
+    model = factory("billing")
+    assert isinstance(model, ChatOpenAI)
+    assert model.model_name == "gpt-test"
+    assert factory("policy") is model
+    reply = await model.ainvoke("ping")
+    assert reply.content == "Hello from the scripted server."
+    (exchange,) = openai_server.script.of_kind("other")
+    assert exchange.headers["authorization"] == "Bearer test"
+    assert exchange.body["model"] == "gpt-test"
+
+
+def test_load_model_factory_unknown_provider() -> None:
+    with pytest.raises(UnknownModelError) as caught:
+        load_model_factory("nosuchprovider:x")
+    message = str(caught.value)
+    assert "nosuchprovider:x" in message
+    assert "nosuchprovider" in message.split(":", 1)[1]  # the cause names the provider too
