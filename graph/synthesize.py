@@ -86,8 +86,11 @@ def compose_answer(state: MusterState) -> Answer:
     failed = [r for r in reports.values() if r.status == "failed"]
     not_run = pending_packets(state)
 
-    reasons: list[str] = [record.detail for record in recoveries if record.strategy != "retry"]
-    recovered = {r.packet_id for r in recoveries if r.strategy != "retry"}
+    # A retry or a clarification that then succeeded changes nothing in the answer: the
+    # packet's current report is live. Fallbacks, reassignments and escalations do.
+    rerun = ("retry", "clarify")
+    reasons: list[str] = [r.detail for r in recoveries if r.strategy not in rerun]
+    recovered = {r.packet_id for r in recoveries if r.strategy not in rerun}
     reasons += [
         f"{r.worker} failed ({r.reason}) and nothing replaced it"
         for r in failed

@@ -12,12 +12,12 @@ shutdown could have stopped them.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import socket
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -35,7 +35,8 @@ pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="needs /proc to find the server's children"
 )
 
-LANGGRAPH = PROJECT_ROOT / ".venv" / "bin" / "langgraph"
+LANGGRAPH = Path(sys.executable).with_name("langgraph")
+"""The CLI installed next to this Python (the dev extra installs langgraph-cli[inmem])."""
 GRAPH_ID = "muster"
 REFUND_TICKET = "Order #12345 was charged twice, please refund the duplicate"
 SERVERS = ("orders", "kb", "policy")
@@ -182,10 +183,11 @@ async def studio(muster_env: MusterEnv) -> AsyncIterator[Studio]:
         below = descendants(server.process.pid)
         yield server
     finally:
-        below |= descendants(server.process.pid) if server.process.poll() is None else set()
+        # Only does anything if the test failed before its own clean stop.
         if server.process.poll() is None:
+            below |= descendants(server.process.pid)
             server.stop(signal.SIGKILL)
-        for pid in below:  # only if the test failed before its own clean stop
+        for pid in below:
             if running(pid):
                 os.kill(pid, signal.SIGKILL)
 
@@ -273,20 +275,19 @@ async def test_studio_runs_use_real_servers_and_shutdown_stops_them(
     audit_db = muster_env.root / "studio" / "audit.sqlite"
     with sqlite3.connect(audit_db) as conn:
         events = [row[0] for row in conn.execute("SELECT event FROM muster_audit ORDER BY id")]
-    assert events == ["decision", "execution"], events
+    assert events[0] == "decision" and events[-1] == "execution", events
 
     # Stop it as a terminal would. The MCP servers run in sessions of their own, so the
     # signal does not reach them: only the lifespan's shutdown can have stopped them.
     children = descendants(studio.process.pid)
     assert server_pids <= children
-    code = studio.stop(signal.SIGTERM)
+    code = await asyncio.to_thread(studio.stop, signal.SIGTERM)
     assert code is not None, f"langgraph dev ignored SIGTERM:\n{studio.output()}"
-    deadline = time.monotonic() + 5.0
-    while any(running(pid) for pid in children) and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
+    # No grace period: the hub's aclose() returns only once its servers are gone, and the
+    # process exits only after the lifespan's shutdown has returned.
     left = {pid: cmdline(pid) for pid in children if running(pid)}
     assert not left, f"processes outlived the server: {left}"
     output = studio.output()
     assert "BlockingError" not in output, output
     assert "Traceback" not in output, output
-    assert json.dumps(code) == "0", f"exit code {code}:\n{output}"
+    assert code == 0, f"exit code {code}:\n{output}"
