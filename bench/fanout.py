@@ -20,8 +20,10 @@ packets with an empty tool belt and a 200 ms model turn: one turn, no tool call,
 200 ms of sleeping per worker, compared with the `sleeps` ideal. At N=40 one more run uses the
 default `RunLimits()` to show what the default budgets do to a wide fan-out.
 
-Checkpoint bytes are the summed blob lengths in the `checkpoints` and `writes` tables for the
-run's thread (precise), and the size of the SQLite file plus its -wal after the first run.
+`cpu s` is the CPU time this process spent during a graph run (median): on a busy machine
+it shows the graph's own cost better than wall time. Checkpoint bytes are the summed blob
+lengths in the `checkpoints` and `writes` tables for the run's thread (precise), and the size
+of the SQLite file plus its -wal after the first run.
 """
 
 from __future__ import annotations
@@ -74,6 +76,10 @@ from workers.contracts import Handoff  # noqa: E402
 from workers.hub import ToolHub  # noqa: E402
 from workers.models import load_model_factory  # noqa: E402
 from workers.roster import Roster  # noqa: E402
+
+CPU_S: dict[str, float] = {}
+"""CPU seconds this process spent per graph run (thread id -> s): unlike wall time, barely
+moved by other processes competing for the CPUs."""
 
 
 def query(i: int) -> str:
@@ -146,9 +152,10 @@ async def timed_run(
 ) -> tuple[float, dict[str, Any]]:
     """One graph run on a new thread; checks every packet reported ok in `steps` turns."""
     services = replace(runtime.for_thread(thread), **overrides)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     values = await stream_run(runtime, thread, {"request": f"fan out {n}"}, services=services)
     wall = time.perf_counter() - started
+    CPU_S[thread] = time.process_time() - cpu_started
     reports = values.get("reports") or []
     answer = values.get("answer")
     bad = [rep.packet_id for rep in reports if rep.status != "ok" or rep.steps_used != steps]
@@ -218,6 +225,7 @@ async def bench(n: int) -> dict[str, Any]:
         "n": n,
         "wall": statistics.median(walls),
         "walls": walls,
+        "cpu": statistics.median(CPU_S[t] for t in threads),
         "no_mcp": statistics.median(no_mcp),
         "ideal": statistics.median(ideal),
         "ideal_mcp": statistics.median(ideal_mcp),
@@ -255,7 +263,7 @@ async def main() -> None:
     print(
         f"{'N':>4} {'graph s':>8} {'ideal s':>8} {'wall/ideal':>10} {'ideal+mcp s':>11} "
         f"{'wall/(ideal+mcp)':>16} {'no-mcp s':>8} {'no-mcp/ideal':>12} {'calls':>5} "
-        f"{'best graph s':>12} {'best/ideal':>10}"
+        f"{'best graph s':>12} {'best/ideal':>10} {'cpu s':>6}"
     )
     results = []
     for n in SIZES:
@@ -266,7 +274,7 @@ async def main() -> None:
             f"{res['ideal_mcp']:>11.3f} {res['wall'] / res['ideal_mcp']:>16.2f} "
             f"{res['no_mcp']:>8.3f} {res['no_mcp'] / res['ideal']:>12.2f} "
             f"{res['calls_per_run']:>5.0f} {min(res['walls']):>12.3f} "
-            f"{min(res['walls']) / res['ideal']:>10.2f}",
+            f"{min(res['walls']) / res['ideal']:>10.2f} {res['cpu']:>6.3f}",
             flush=True,
         )
     print("\ncheckpoint bytes of one run (the first thread of each N):")

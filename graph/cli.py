@@ -188,16 +188,17 @@ async def cmd_run(args: argparse.Namespace) -> int:
     request = args.request or (SCENARIOS[args.scenario].request if args.scenario else None)
     if not request:
         raise MusterError('give the ticket text, e.g. muster run "Order #12345 ..."')
+    if args.thread and resolve_db_path(args.db).exists():
+        async with open_store(args.db) as (graph, saver):  # before any server starts
+            if await thread_exists(saver, thread_id):
+                status = status_of(await graph.aget_state(thread_config(thread_id)))
+                hint = (
+                    "start a new run without --thread"
+                    if status == "done"
+                    else f"continue it with `muster resume {thread_id}`"
+                )
+                raise MusterError(f"thread {thread_id} already exists ({status}); {hint}")
     async with open_runtime(**options) as runtime:
-        if args.thread and await thread_exists(runtime.saver, thread_id):
-            snapshot = await runtime.graph.aget_state(thread_config(thread_id))
-            status = status_of(snapshot)
-            hint = (
-                "start a new run without --thread"
-                if status == "done"
-                else f"continue it with `muster resume {thread_id}`"
-            )
-            raise MusterError(f"thread {thread_id} already exists ({status}); {hint}")
         progress = Progress(sys.stderr if args.json else sys.stdout, runtime)
         progress.line(f"thread: {thread_id}")
         return await _finish(args, runtime, thread_id, {"request": request}, progress)
@@ -205,20 +206,22 @@ async def cmd_run(args: argparse.Namespace) -> int:
 
 async def cmd_resume(args: argparse.Namespace) -> int:
     options = _runtime_options(args)
-    async with open_runtime(**options, must_exist=True) as runtime:
-        if not await thread_exists(runtime.saver, args.thread):
+    out = sys.stderr if args.json else sys.stdout
+    async with open_store(args.db) as (graph, saver):  # cheap checks before servers start
+        if not await thread_exists(saver, args.thread):
             raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
-        snapshot = await runtime.graph.aget_state(thread_config(args.thread))
-        progress = Progress(sys.stderr if args.json else sys.stdout, runtime)
+        snapshot = await graph.aget_state(thread_config(args.thread))
         status = status_of(snapshot)
         if status == "done":
-            progress.line(f"thread {args.thread} is already done; nothing to resume")
+            print(f"thread {args.thread} is already done; nothing to resume", file=out)
             return emit_result(args, args.thread, dict(snapshot.values), waiting=False)
         if status == "interrupted":
-            progress.line(
-                f"thread {args.thread} waits for a human; see `muster show {args.thread}`"
+            print(
+                f"thread {args.thread} waits for a human; see `muster show {args.thread}`", file=out
             )
             return emit_result(args, args.thread, dict(snapshot.values), waiting=True)
+    async with open_runtime(**options, must_exist=True) as runtime:
+        progress = Progress(out, runtime)
         progress.line(f"resuming thread {args.thread} ({status})")
         return await _finish(args, runtime, args.thread, None, progress)
 

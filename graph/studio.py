@@ -9,8 +9,8 @@ server brings its own) and mounts `app` below as its custom HTTP app::
 The LangGraph server enters `app`'s lifespan inside its own, after the graphs are loaded and
 before it answers any request (`/ok` included). The lifespan starts the hub (every server in
 the servers config, as stdio subprocesses, concurrently) and opens the audit log, then
-installs them with `set_default_services`, so every run Studio starts (Studio runs carry no
-context) uses the real servers, all sharing the one hub. On shutdown (Ctrl-C, SIGTERM) it
+installs them with `set_default_services`, so every run Studio starts (such runs carry no
+`Services`) uses the real servers, all sharing the one hub. On shutdown (Ctrl-C, SIGTERM) it
 closes the hub, which stops every server it started, then the audit log. Importing this
 module starts nothing.
 

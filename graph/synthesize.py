@@ -76,6 +76,16 @@ def _action_line(action: ActionRecord) -> str:
     return head + f"approved by {action.decided_by}, {action.status.upper()}: {action.result[:200]}"
 
 
+def _missing_tools(report: Report) -> str | None:
+    """Tools of an ok report whose every call failed at the backend, if any."""
+    backend_failures = ("tool_error", "timeout", "unavailable")
+    failed = {c.tool for c in report.tool_calls if c.outcome in backend_failures}
+    missing = sorted(failed - {f.tool for f in report.findings})
+    if not missing:
+        return None
+    return f"{report.worker}: {', '.join(missing)} failed, so what it would have told us is missing"
+
+
 def compose_answer(state: MusterState) -> Answer:
     """The answer for the current state (pure; `synthesize` wraps it)."""
     reports = current_reports(state.get("reports") or [])
@@ -97,6 +107,9 @@ def compose_answer(state: MusterState) -> Answer:
         if r.packet_id not in recovered
     ]
     reasons += [f"{p.recipient} ({p.id}) never ran" for p in not_run if not stop_reason]
+    # An ok report can still have lost a tool: say which facts are missing.
+    gaps = [gap for report in live_ok if (gap := _missing_tools(report))]
+    reasons += gaps
     if stop_reason:
         reasons.append(f"stopped early by the {stop_reason}")
     reasons += [f"unverified claim: {line}" for line in state.get("unverified") or []]
@@ -111,7 +124,7 @@ def compose_answer(state: MusterState) -> Answer:
     status: AnswerStatus
     if not live_ok and not fallbacks:
         status = "failed"
-    elif failed or fallbacks or stop_reason or not_run:
+    elif failed or fallbacks or stop_reason or not_run or gaps:
         status = "partial"
     else:
         status = "complete"

@@ -24,7 +24,11 @@ def record(server: str, tool: str, args: Mapping[str, object]) -> None:
     if not path:
         return
     entry = {
-        "server": server, "tool": tool, "args": dict(args), "ts": time.time(), "pid": os.getpid()
+        "server": server,
+        "tool": tool,
+        "args": dict(args),
+        "ts": time.time(),
+        "pid": os.getpid(),
     }
     line = (json.dumps(entry, sort_keys=True, default=str) + "\n").encode("utf-8")
     with open(path, "ab", buffering=0) as f:  # O_APPEND + one write() per line

@@ -143,7 +143,9 @@ def match_expression(query: str) -> str:
     return " OR ".join(f'"{w}"' for w in words)
 
 
-@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+# structured_output=False: tools return JSON text. Otherwise FastMCP adds an output schema
+# that the client re-validates with jsonschema on every call (about 0.4 ms each).
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
 def search_kb(query: str, ctx: Context[ServerSession, KBIndex], limit: int = 3) -> str:
     """Search the support knowledge base; returns the best-matching articles, best first."""
     record(SERVER, "search_kb", {"query": query, "limit": limit})

@@ -122,7 +122,9 @@ def lookup(topic: str) -> dict[str, str]:
     return {"topic": key, "policy_id": policy_id, "text": text, "effective_date": effective}
 
 
-@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+# structured_output=False: tools return JSON text. Otherwise FastMCP adds an output schema
+# that the client re-validates with jsonschema on every call (about 0.4 ms each).
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
 async def check_policy(topic: str, ctx: Context[ServerSession, PolicySettings]) -> str:
     """Return the current policy text for a topic such as refunds or duplicate_charge."""
     record(SERVER, "check_policy", {"topic": topic})

@@ -7,11 +7,16 @@ approves a refund through the approval interrupt and checks the orders database.
 stops the server the way a terminal does (SIGTERM to its process group) and checks that the
 MCP servers it started are gone: they run in sessions of their own, so only the lifespan's
 shutdown could have stopped them.
+
+Faster checks run first: `langgraph.json` mounts the lifespan, the exported graph is plain
+(no checkpointer, no context schema), and `studio_services` serves a run that has the
+server's kind of context (a dict) and then stops every server, in this process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -30,6 +35,8 @@ from langgraph_sdk import get_client
 
 from servers.call_log import count_calls
 from tests.conftest import DEMO_TICKET, PROJECT_ROOT, MusterEnv
+from workers.errors import ConfigError
+from workers.servers_config import load_servers_config
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="needs /proc to find the server's children"
@@ -39,7 +46,9 @@ LANGGRAPH = Path(sys.executable).with_name("langgraph")
 """The CLI installed next to this Python (the dev extra installs langgraph-cli[inmem])."""
 GRAPH_ID = "muster"
 REFUND_TICKET = "Order #12345 was charged twice, please refund the duplicate"
-SERVERS = ("orders", "kb", "policy")
+SERVERS_CONFIG = load_servers_config()
+SERVERS = set(SERVERS_CONFIG.mcp_servers)
+"""Every server in servers/servers.json: Studio starts them all."""
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
 
@@ -109,6 +118,50 @@ def run_refunds(orders_db: Path, order_id: str) -> list[dict[str, Any]]:
     return [dict(row) for row in rows]
 
 
+def test_langgraph_json_serves_the_graph_and_mounts_the_studio_lifespan() -> None:
+    config = json.loads((PROJECT_ROOT / "langgraph.json").read_text())
+    assert config["graphs"] == {GRAPH_ID: "./graph/app.py:graph"}
+    assert config.get("http", {}).get("app") == "./graph/studio.py:app", (
+        'langgraph.json needs "http": {"app": "./graph/studio.py:app"}: its lifespan starts '
+        "the MCP servers for Studio runs"
+    )
+
+
+def test_studio_graph_is_plain_and_keeps_its_allowlist_across_copies() -> None:
+    from graph.app import StudioGraph, graph
+
+    assert isinstance(graph, StudioGraph)
+    assert graph.checkpointer is None
+    assert graph.context_schema is None  # the server's dict context must not become Services
+    # langgraph fills the allowlist only under LANGGRAPH_STRICT_MSGPACK; set one by hand.
+    allow = {("workers.contracts", "Report")}
+    graph_copy = graph.copy()
+    graph_copy._serde_allowlist = allow
+    copied = graph_copy.copy(update={"checkpointer": None})
+    assert isinstance(copied, StudioGraph)
+    assert copied._serde_allowlist == allow
+
+
+async def test_studio_services_serve_runs_without_context_then_stop(
+    muster_env: MusterEnv,
+) -> None:
+    from graph.app import graph
+    from graph.studio import studio_services
+
+    before = descendants(os.getpid())
+    async with studio_services(directory=muster_env.root / "studio") as services:
+        pids = {name: state.pid for name, state in services.hub.health().items()}
+        assert set(pids) == SERVERS and all(pids.values()), pids
+        # A LangGraph server passes its own dict as the context: that is not ours.
+        values = await graph.ainvoke({"request": DEMO_TICKET}, context={"thread_id": "t-1"})
+        assert values["answer"].text
+        assert count_calls(muster_env.call_log, server="orders") > 0
+    assert not [pid for pid in pids.values() if pid is not None and running(pid)]
+    assert descendants(os.getpid()) <= before
+    with pytest.raises(ConfigError):  # uninstalled on exit
+        await graph.ainvoke({"request": DEMO_TICKET})
+
+
 @dataclass
 class Studio:
     """A running `langgraph dev` and where its output goes."""
@@ -161,6 +214,8 @@ async def wait_until_ready(studio: Studio) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     async with httpx.AsyncClient(timeout=2.0) as http:
         while time.monotonic() < deadline:
+            if "already in use" in studio.output():
+                pytest.fail(f"the port was taken; langgraph dev moved:\n{studio.output()}")
             if studio.process.poll() is not None:
                 pytest.fail(
                     f"langgraph dev exited with {studio.process.returncode}:\n{studio.output()}"
@@ -195,6 +250,7 @@ async def studio(muster_env: MusterEnv) -> AsyncIterator[Studio]:
 async def mcp_servers(studio: Studio) -> dict[str, dict[str, Any]]:
     async with httpx.AsyncClient(timeout=5.0) as http:
         response = await http.get(f"{studio.url}/muster/servers")
+    assert response.status_code != 404, "langgraph.json does not mount graph/studio.py:app"
     response.raise_for_status()
     servers: dict[str, dict[str, Any]] = response.json()["servers"]
     return servers
@@ -205,12 +261,13 @@ async def test_studio_runs_use_real_servers_and_shutdown_stops_them(
 ) -> None:
     # The lifespan started every configured server, as children of the langgraph process.
     before = await mcp_servers(studio)
-    assert set(before) == set(SERVERS)
+    assert set(before) == SERVERS
     assert all(s["up"] and s["pid"] for s in before.values()), before
     children = descendants(studio.process.pid)
     server_pids = {s["pid"] for s in before.values()}
     assert server_pids <= children, (server_pids, children)
-    assert all("servers." in cmdline(pid) for pid in server_pids)
+    for name, server in before.items():  # and they are the configured commands
+        assert " ".join(SERVERS_CONFIG.mcp_servers[name].args) in cmdline(server["pid"])
 
     async with get_client(url=studio.url) as client:
         # Step through the demo ticket: pause before synthesize, inspect, continue.
@@ -290,4 +347,5 @@ async def test_studio_runs_use_real_servers_and_shutdown_stops_them(
     output = studio.output()
     assert "BlockingError" not in output, output
     assert "Traceback" not in output, output
-    assert code == 0, f"exit code {code}:\n{output}"
+    # uvicorn shuts down gracefully, then re-raises the signal it caught.
+    assert code in (0, -signal.SIGTERM), f"exit code {code}:\n{output}"

@@ -12,9 +12,11 @@ are always `server.tool`.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
 ASK_CLARIFICATION = "ask_clarification"
@@ -40,6 +42,13 @@ class _Proposal(BaseModel):
 def _not_executable(**_: Any) -> str:
     # The worker loop intercepts these calls before any tool runs; reaching here is a bug.
     raise RuntimeError("control tools are handled by the worker loop")
+
+
+@cache
+def control_tool_schemas(*, can_propose: bool) -> tuple[dict[str, Any], ...]:
+    """The control tools as OpenAI-format function schemas, built once: converting the
+    pydantic argument models costs about a millisecond per worker otherwise."""
+    return tuple(convert_to_openai_tool(tool) for tool in control_tools(can_propose=can_propose))
 
 
 def control_tools(*, can_propose: bool) -> list[BaseTool]:
