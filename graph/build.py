@@ -15,6 +15,7 @@ from persistence: callers pass a checkpointer (the CLI, the notebook) or none (S
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -38,7 +39,10 @@ from workers.contracts import Handoff
 async def plan(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
     """Write the packets with the configured planner, then validate them, whoever wrote them."""
     services = await services_for(runtime)
-    validated = validate_plan(services.planner(state["request"], services.roster), services.roster)
+    planned = services.planner(state["request"], services.roster)
+    if inspect.isawaitable(planned):  # an LLM planner must not block the event loop
+        planned = await planned
+    validated = validate_plan(planned, services.roster)
     if services.trace is not None:
         services.trace.emit(
             "node",

@@ -10,7 +10,7 @@ budgets capped and duplicates dropped, each with a note.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from workers.allowlist import SERVER_PREFIX, is_allowed, is_valid_entry
@@ -25,8 +25,9 @@ TIMEOUT_CAP_S = 120.0
 DEFAULT_TIMEOUT_S = 60.0
 """Wall-clock limit given to a packet when the planner sets none."""
 
-Planner = Callable[[str, Roster], list[Handoff]]
-"""Writes packets for a request; its output is always validated afterwards."""
+Planner = Callable[[str, Roster], list[Handoff] | Awaitable[list[Handoff]]]
+"""Writes packets for a request (or returns an awaitable of them, as the LLM planner does);
+its output is always validated afterwards."""
 
 ORDER_ID = re.compile(r"(?<![\w.])#?(\d{4,8})\b")
 

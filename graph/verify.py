@@ -21,6 +21,7 @@ from graph.recover import current_reports
 from graph.services import Services, services_for, superstep
 from graph.state import MusterState
 from workers.contracts import Finding, Report
+from workers.tool_names import to_model_name
 
 ORDER_ID = re.compile(r"(?<![\d.$])\d{4,8}(?![\d.])")
 AMOUNT = re.compile(r"\$\d[\d,]*(?:\.\d{2})?")
@@ -54,6 +55,7 @@ def cited_findings(claim: str, findings: Sequence[Finding]) -> list[Finding]:
         if re.search(rf"\b{re.escape(f.id)}\b", claim)
         or (f.call_id and f.call_id in claim)
         or f.tool in claim
+        or to_model_name(f.tool) in claim  # a model cites the name it was offered
     ]
 
 

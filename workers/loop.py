@@ -32,12 +32,13 @@ from workers.control_tools import (
     ASK_CLARIFICATION,
     CONTROL_TOOL_NAMES,
     DECLINE_TASK,
-    control_tools,
+    control_tool_schemas,
 )
 from workers.hub import CallOutcome, ToolCallResult, ToolHub
 from workers.models import INPUTS_PREFIX, OBJECTIVE_PREFIX
 from workers.proposals import REFUND_TOOL, review_proposal, suggest_refund
 from workers.roster import WorkerSpec
+from workers.tool_names import alias_map, to_model_name
 
 LOOP_REPEATS = 3
 """The same call with the same arguments this many times is a loop."""
@@ -85,9 +86,26 @@ async def run_worker(
 ) -> Report:
     """Run one worker on one packet and return its `Report`."""
     started = time.monotonic()
-    tools = hub.langchain_tools(packet.tool_allow)
-    tools += control_tools(can_propose=bool(spec.proposes))
-    runnable = model.bind_tools(tools)
+    # The model is told only about the packet's allowed tools (checked again by the hub at
+    # execution). Providers refuse dotted function names, so each tool is offered under its
+    # provider-safe alias and the model's calls are mapped back to the exact name.
+    # OpenAI-format schemas are built straight from the hub's specs: no per-dispatch
+    # StructuredTool or pydantic conversion on this hot path.
+    specs = hub.specs(packet.tool_allow)
+    control_schemas = control_tool_schemas(can_propose=bool(spec.proposes))
+    aliases = alias_map([s.name for s in specs] + [c["function"]["name"] for c in control_schemas])
+    schemas = [
+        {
+            "type": "function",
+            "function": {
+                "name": to_model_name(s.name),
+                "description": s.description,
+                "parameters": s.input_schema,
+            },
+        }
+        for s in specs
+    ]
+    runnable = model.bind_tools([*schemas, *control_schemas])
     messages: list[BaseMessage] = [
         SystemMessage(system_prompt(spec)),
         HumanMessage(packet_prompt(packet)),
@@ -171,7 +189,11 @@ async def run_worker(
         if not reply.tool_calls:
             return _final_report(report, records, findings, str(reply.content))
 
-        control = [c for c in reply.tool_calls if c["name"] in CONTROL_TOOL_NAMES]
+        # The history keeps the aliases the model used; everything past here (control
+        # handling, loop guard, hub, records, findings, events) sees exact names. A name
+        # that is no offered alias stays as sent, so the hub refuses it: never a guess.
+        resolved = [_resolve(call, aliases) for call in reply.tool_calls]
+        control = [c for c in resolved if c["name"] in CONTROL_TOOL_NAMES]
         for call in control:
             if call["name"] == ASK_CLARIFICATION:
                 return report("failed", "ambiguous", str(call["args"].get("question", "")))
@@ -187,7 +209,7 @@ async def run_worker(
             messages.append(
                 ToolMessage("proposal noted; a human decides", tool_call_id=call["id"] or "")
             )
-        calls = [c for c in reply.tool_calls if c["name"] not in CONTROL_TOOL_NAMES]
+        calls = [c for c in resolved if c["name"] not in CONTROL_TOOL_NAMES]
         if not calls:
             continue
 
@@ -217,6 +239,11 @@ async def run_worker(
                     "duration_ms": round(result.duration_ms, 1),
                 }
             )
+
+
+def _resolve(call: ToolCall, aliases: dict[str, str]) -> ToolCall:
+    """`call` under the exact name its alias stands for, or unchanged if it is no alias."""
+    return ToolCall(name=aliases.get(call["name"], call["name"]), args=call["args"], id=call["id"])
 
 
 def _record(

@@ -28,6 +28,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from workers.contracts import canonical_json
+from workers.control_tools import CONTROL_TOOL_NAMES
 from workers.errors import UnknownModelError
 
 INPUTS_PREFIX = "Inputs: "
@@ -191,7 +192,7 @@ class OfflineChatModel(_ToolBindingModel):
             function = tool.get("function", tool)
             filled = _fill_arguments(function, inputs)
             if filled is None:
-                if "." in function["name"]:  # a real (server.tool) tool, not a control tool
+                if function["name"] not in CONTROL_TOOL_NAMES:  # a hub tool (under its alias)
                     unfillable += _missing_arguments(function, inputs)
                 continue
             key = function["name"] + canonical_json(filled)
@@ -315,5 +316,6 @@ def load_model_factory(name: str) -> ModelFactory:
     try:
         model = init_chat_model(model_name, model_provider=provider)
     except (ImportError, ValueError) as error:
-        raise UnknownModelError(f"cannot build model {name!r}: {error}") from None
+        detail = " ".join(str(error).split())  # one line: the CLI prints errors on one line
+        raise UnknownModelError(f"cannot build model {name!r}: {detail}") from None
     return lambda worker: model
