@@ -30,6 +30,7 @@ from langgraph.types import Command
 from checkpoints.audit import AuditLog
 from checkpoints.saver import resolve_db_path
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
+from graph.llm_planner import make_llm_planner
 from graph.runner import Runtime, open_runtime, open_store, stream_run
 from graph.scenarios import SCENARIOS
 from workers.contracts import Answer, Handoff, Report
@@ -140,7 +141,14 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, Any]:
                 f"unknown scenario {scenario_name!r}; known: {', '.join(sorted(SCENARIOS))}"
             )
         models = SCENARIOS[scenario_name].models()
-    return {"db": args.db, "servers": servers, "models": models}
+    options: dict[str, Any] = {"db": args.db, "servers": servers, "models": models}
+    if getattr(args, "planner", "rules") == "llm":
+        if args.model.startswith("offline"):
+            raise MusterError(
+                "--planner llm needs a provider model, e.g. --model openai:gpt-4o-mini"
+            )
+        options["planner"] = make_llm_planner(models("planner"))
+    return options
 
 
 def _drain_on_signals(control: RunControl, progress: Progress) -> None:
@@ -357,6 +365,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="offline, offline:<ms> or provider:model (default: offline)",
     )
     running.add_argument("--json", action="store_true", help="print the answer and reports as JSON")
+    running.add_argument(
+        "--planner",
+        choices=["rules", "llm"],
+        default="rules",
+        help="rules: the deterministic ticket planner; llm: --model plans (structured output)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
         "run", parents=[common, running], help="run a new ticket on a new thread"
