@@ -4,6 +4,7 @@ under provider-safe aliases), through the real graph, hub and MCP servers."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -326,3 +327,32 @@ def test_load_model_factory_unknown_provider() -> None:
     message = str(caught.value)
     assert "nosuchprovider:x" in message
     assert "nosuchprovider" in message.split(":", 1)[1]  # the cause names the provider too
+
+
+def test_cli_runs_a_ticket_on_a_provider_model_and_llm_planner(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    openai_server.script.plan = PLAN
+    openai_server.script.workers = WORKERS
+    result = muster_env.cli(
+        "run",
+        DEMO_TICKET,
+        "--model",
+        "openai:gpt-test",
+        "--planner",
+        "llm",
+        "--json",
+        extra_env={"OPENAI_API_KEY": "test", "OPENAI_BASE_URL": openai_server.base_url},
+    )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["answer"]["status"] == "complete"
+    assert sorted(r["worker"] for r in payload["reports"]) == ["billing", "comms", "policy"]
+    assert len(openai_server.script.of_kind("planner")) == 1
+    assert count_calls(muster_env.call_log, server="orders", tool="find_order") == 1
+
+
+def test_cli_llm_planner_refuses_the_offline_model(muster_env: MusterEnv) -> None:
+    result = muster_env.cli("run", DEMO_TICKET, "--planner", "llm")
+    assert result.returncode == 2
+    assert "needs a provider model" in result.stderr
