@@ -89,5 +89,9 @@ async def open_checkpointer(
     check_db_path(db, must_exist=must_exist)
     async with aiosqlite.connect(str(db)) as conn:
         saver = AsyncSqliteSaver(conn, serde=strict_serializer(allowed_types))
-        await saver.setup()
+        await saver.setup()  # also switches the file to WAL
+        # In WAL mode, NORMAL skips the fsync on every commit (one per task write) but stays
+        # consistent, and nothing committed is lost when the process is killed; only a power
+        # cut can drop the last commits. At a 40-way fan-out that is most of the overhead.
+        await conn.execute("PRAGMA synchronous=NORMAL")
         yield saver
