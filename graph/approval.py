@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from graph.recover import current_reports
-from graph.services import Services, services_for, superstep
+from graph.services import Services, services_for
 from graph.state import MusterState
 from servers.approval import action_digest, mint_token, secret_from_env
 from workers.contracts import ActionRecord, ProposedAction
@@ -153,15 +153,12 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
                 "expires_at": record.expires_at,
             },
         )
-    if services.trace is not None:
-        services.trace.emit(
-            "node",
-            node="approve",
-            superstep=superstep(),
-            outcome=decision,
-            tool=action.tool,
-            digest=digest,
-        )
+    services.trace_node(
+        "approve",
+        outcome=decision,
+        tool=action.tool,
+        digest=digest,
+    )
     return {"actions": [record]}
 
 
@@ -206,14 +203,11 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
                 digest=record.digest,
                 result={"status": status, "outcome": str(result.outcome), "text": result.text},
             )
-        if services.trace is not None:
-            services.trace.emit(
-                "node",
-                node="act",
-                superstep=superstep(),
-                outcome=status,
-                tool=record.tool,
-                digest=record.digest,
-                duration_ms=round(result.duration_ms, 1),
-            )
+        services.trace_node(
+            "act",
+            outcome=status,
+            tool=record.tool,
+            digest=record.digest,
+            duration_ms=round(result.duration_ms, 1),
+        )
     return {"actions": done}

@@ -29,7 +29,7 @@ from graph.collect import collect
 from graph.dispatch import dispatch, dispatch_failed
 from graph.plan import validate_plan
 from graph.recover import plan_recovery, route_after_collect, unrecovered_failures
-from graph.services import Services, services_for, superstep
+from graph.services import Services, services_for
 from graph.state import InputState, MusterState
 from graph.synthesize import synthesize
 from graph.verify import verify
@@ -43,15 +43,12 @@ async def plan(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]
     if inspect.isawaitable(planned):  # an LLM planner must not block the event loop
         planned = await planned
     validated = validate_plan(planned, services.roster)
-    if services.trace is not None:
-        services.trace.emit(
-            "node",
-            node="plan",
-            superstep=superstep(),
-            outcome="ok",
-            packets=[p.id for p in validated.packets],
-            notes=validated.notes,
-        )
+    services.trace_node(
+        "plan",
+        outcome="ok",
+        packets=[p.id for p in validated.packets],
+        notes=validated.notes,
+    )
     return {"packets": validated.packets, "plan_notes": validated.notes}
 
 
@@ -74,17 +71,14 @@ async def recover(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
         if report.reason == "ambiguous"
     }
     update = plan_recovery(state, services.roster, clarifications)
-    if services.trace is not None:
-        for record in update["recoveries"]:
-            services.trace.emit(
-                "node",
-                node="recover",
-                superstep=superstep(),
-                worker=record.worker,
-                packet_id=record.packet_id,
-                outcome=record.strategy,
-                reason=record.reason,
-            )
+    for record in update["recoveries"]:
+        services.trace_node(
+            "recover",
+            worker=record.worker,
+            packet_id=record.packet_id,
+            outcome=record.strategy,
+            reason=record.reason,
+        )
     return update
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.limits import limit_hit
-from graph.services import Services, services_for, superstep
+from graph.services import Services, services_for
 from graph.state import MusterState
 
 
@@ -20,13 +20,10 @@ async def collect(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
     """Check the run's limits before any new work is released."""
     services = await services_for(runtime)
     reason = limit_hit(state, services.limits)
-    if services.trace is not None:
-        services.trace.emit(
-            "node",
-            node="collect",
-            superstep=superstep(),
-            outcome="stop" if reason else "continue",
-            reason=reason,
-            reports=len(state.get("reports") or []),
-        )
+    services.trace_node(
+        "collect",
+        outcome="stop" if reason else "continue",
+        reason=reason,
+        reports=len(state.get("reports") or []),
+    )
     return {"stop_reason": reason} if reason and not state.get("stop_reason") else {}

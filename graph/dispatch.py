@@ -55,18 +55,15 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
             model=services.models(packet.recipient),
             on_step=on_step,
         )
-    if trace is not None:
-        trace.emit(
-            "node",
-            node="dispatch",
-            superstep=step,
-            worker=packet.recipient,
-            packet_id=packet.id,
-            packet=fingerprint,
-            outcome=report.status,
-            reason=report.reason,
-            duration_ms=report.duration_ms,
-        )
+    services.trace_node(
+        "dispatch",
+        worker=packet.recipient,
+        packet_id=packet.id,
+        packet=fingerprint,
+        outcome=report.status,
+        reason=report.reason,
+        duration_ms=report.duration_ms,
+    )
     return {"reports": [report]}
 
 
@@ -94,15 +91,13 @@ async def dispatch_failed(
         duration_ms=round(getattr(cause, "elapsed", 0.0) * 1000, 1),
         attempt=packet.attempt,
     )
-    services = runtime.context
-    if services is not None and services.trace is not None:
-        services.trace.emit(
-            "node",
-            node="dispatch",
-            worker=packet.recipient,
-            packet_id=packet.id,
-            packet=packet.fingerprint(),
-            outcome="failed",
-            reason=report.reason,
-        )
+    services = await services_for(runtime)
+    services.trace_node(
+        "dispatch",
+        worker=packet.recipient,
+        packet_id=packet.id,
+        packet=packet.fingerprint(),
+        outcome="failed",
+        reason=report.reason,
+    )
     return Command(update={"reports": [report]}, goto="collect")

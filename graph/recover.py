@@ -25,7 +25,7 @@ from langgraph.types import Send
 
 from graph.fallbacks import FALLBACKS
 from graph.plan import find_order_ids
-from graph.services import Services
+from graph.services import Services, passed_services
 from graph.state import MusterState
 from workers.contracts import Finding, Handoff, RecoveryRecord, Report
 from workers.roster import Roster
@@ -92,7 +92,8 @@ def route_after_collect(
         return "verify"
     ready = ready_packets(state)
     if ready:
-        remaining = runtime.context.limits.remaining_s() if runtime.context else None
+        services = passed_services(runtime)
+        remaining = services.limits.remaining_s() if services is not None else None
         return [
             Send(
                 "dispatch",

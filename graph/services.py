@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -43,6 +44,11 @@ class Services:
     audit: AuditLog | None = None
     """Where approval decisions and executions are recorded."""
 
+    def trace_node(self, node: str, **fields: Any) -> None:
+        """One trace event for a graph node, stamped with its superstep (no-op untraced)."""
+        if self.trace is not None:
+            self.trace.emit("node", node=node, superstep=superstep(), **fields)
+
 
 DefaultServices = Callable[[], Awaitable[Services]]
 """Supplies services to runs started without a context (LangGraph Studio)."""
@@ -62,13 +68,21 @@ def superstep() -> int | None:
     return int(step) if step is not None else None
 
 
+def passed_services(runtime: Runtime[Services]) -> Services | None:
+    """The services the caller passed, if any. A LangGraph server (Studio) passes every run a
+    context of its own, a plain dict mirroring its `configurable`: that is not ours."""
+    return runtime.context if isinstance(runtime.context, Services) else None
+
+
 async def services_for(runtime: Runtime[Services]) -> Services:
     """The run's services, or the process defaults when none were passed (Studio)."""
-    if runtime.context is not None:
-        return runtime.context
+    passed = passed_services(runtime)
+    if passed is not None:
+        return passed
     if _default_provider is None:
         raise ConfigError(
-            "this run has no services: pass context=Services(...) to ainvoke/astream, "
-            "or import graph.app, which installs defaults for LangGraph Studio"
+            "this run has no services: pass context=Services(...) to ainvoke/astream "
+            "(graph.runner.open_runtime builds them); under `langgraph dev` the app in "
+            "graph/studio.py installs defaults"
         )
     return await _default_provider()

@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from graph.approval import latest_actions
 from graph.recover import ESCALATION_WORKER, current_reports, pending_packets
-from graph.services import Services, services_for, superstep
+from graph.services import Services, services_for
 from graph.state import MusterState
 from workers.contracts import ActionRecord, Answer, AnswerStatus, Finding, Report
 
@@ -162,12 +162,9 @@ async def synthesize(state: MusterState, runtime: Runtime[Services]) -> dict[str
     """Write the answer."""
     answer = compose_answer(state)
     services = await services_for(runtime)
-    if services.trace is not None:
-        services.trace.emit(
-            "node",
-            node="synthesize",
-            superstep=superstep(),
-            outcome=answer.status,
-            degraded=answer.degraded,
-        )
+    services.trace_node(
+        "synthesize",
+        outcome=answer.status,
+        degraded=answer.degraded,
+    )
     return {"answer": answer}

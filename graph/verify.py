@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.recover import current_reports
-from graph.services import Services, services_for, superstep
+from graph.services import Services, services_for
 from graph.state import MusterState
 from workers.contracts import Finding, Report
 from workers.tool_names import to_model_name
@@ -125,13 +125,10 @@ async def verify(state: MusterState, runtime: Runtime[Services]) -> dict[str, An
     unverified = [problem for report in reports for problem in unsupported_claims(report)]
     conflicts = find_conflicts(reports)
     services = await services_for(runtime)
-    if services.trace is not None:
-        services.trace.emit(
-            "node",
-            node="verify",
-            superstep=superstep(),
-            outcome="flagged" if unverified else "ok",
-            unverified=len(unverified),
-            conflicts=len(conflicts),
-        )
+    services.trace_node(
+        "verify",
+        outcome="flagged" if unverified else "ok",
+        unverified=len(unverified),
+        conflicts=len(conflicts),
+    )
     return {"unverified": unverified, "conflicts": conflicts}

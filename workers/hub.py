@@ -140,7 +140,10 @@ class ToolHub:
         """
         if not config.mcp_servers:
             raise ServersConfigError("servers config has no servers in mcpServers")
-        hub = cls(
+        # The constructor creates the log directory: file-system work, kept off the loop
+        # (`langgraph dev` fails blocking calls on its loop with BlockingError).
+        hub = await asyncio.to_thread(
+            cls,
             config,
             call_timeout_s=call_timeout_s,
             start_timeout_s=start_timeout_s,
@@ -177,7 +180,7 @@ class ToolHub:
             return
         self._closed = True
         await asyncio.gather(*(conn.close() for conn in self._conns.values()))
-        shutil.rmtree(self._log_dir, ignore_errors=True)
+        await asyncio.to_thread(shutil.rmtree, self._log_dir, ignore_errors=True)
 
     # --- catalogue -------------------------------------------------------------------------
 
