@@ -47,7 +47,7 @@ from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 from langgraph.types import StateSnapshot
 
-from checkpoints.saver import resolve_db_path
+from checkpoints.saver import check_db_path, resolve_db_path
 from checkpoints.threads import ThreadStatus, status_of, thread_config, waiting_on
 from graph.runner import Runtime, open_runtime, open_store, stream_run
 from workers.contracts import Answer, Report
@@ -129,7 +129,7 @@ class TicketResult:
 def load_tickets(path: Path) -> list[Ticket]:
     """Read and validate a tickets file; a `TicketsFileError` names the file and the line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # tolerate a BOM
     except FileNotFoundError:
         raise TicketsFileError(f"tickets file {path} not found") from None
     except IsADirectoryError:
@@ -401,7 +401,7 @@ def print_summary(summary: BatchSummary, stream: TextIO) -> None:
     """The summary table."""
     lines = [
         f"batch {summary.batch}: {summary.tickets} tickets in {summary.wall_s:.1f}s "
-        f"(ran {summary.ran}, resumed {summary.resumed}, already finished {summary.skipped})",
+        f"({summary.ran} new, {summary.resumed} resumed, {summary.skipped} already finished)",
         "",
         f"  {'outcome':<12} {'tickets':>7}",
     ]
@@ -450,6 +450,8 @@ async def _existing_threads(
 def plan_batch(
     path: Path, tickets: Sequence[Ticket], existing: dict[str, StateSnapshot], resume: bool
 ) -> BatchPlan:
+    """Sort the tickets by what their threads need (see the module docstring); refuse a batch
+    that already has threads unless `resume`, and a ticket whose text changed since."""
     plan = BatchPlan()
     if existing and not resume:
         example = batch_thread_id(path, next(iter(existing)))
@@ -471,7 +473,9 @@ def plan_batch(
                 "ticket a new id"
             )
         status = status_of(snapshot)
-        if status in ("done", "interrupted"):
+        if status == "new":  # a checkpoint but no state and nothing next: start it afresh
+            plan.run.append(ticket)
+        elif status in ("done", "interrupted"):
             plan.skip.append(
                 result_from_snapshot(ticket, batch_thread_id(path, ticket.id), snapshot)
             )
@@ -497,11 +501,13 @@ async def run_batch(
     progress: BatchProgress,
     out: Path | None = None,
     controls: set[RunControl] | None = None,
+    stop: asyncio.Event | None = None,
 ) -> tuple[list[TicketResult], bool]:
     """Run and resume the planned tickets on `runtime`, at most `concurrency` at a time.
 
     Returns the results of the tickets it ran and whether a drain stopped it. Each finished
-    ticket is appended to `out` (if given) as soon as its thread is read back.
+    ticket is appended to `out` (if given) as soon as its thread is read back. Every run's
+    `RunControl` is in `controls` while it runs; once `stop` is set no new ticket starts.
     """
     semaphore = asyncio.Semaphore(concurrency)
     live = controls if controls is not None else set()
@@ -511,7 +517,7 @@ async def run_batch(
     async def one(ticket: Ticket, resume: bool) -> None:
         nonlocal drained
         async with semaphore:
-            if drained:
+            if drained or (stop is not None and stop.is_set()):
                 return
             thread_id = batch_thread_id(path, ticket.id)
             control = RunControl()
@@ -532,7 +538,11 @@ async def run_batch(
                 error = f"{type(exc).__name__}: {exc}"
             finally:
                 live.discard(control)
-            result = await _read_result(runtime.graph, path, ticket, error)
+            try:
+                result = await _read_result(runtime.graph, path, ticket, error)
+            except Exception as exc:  # the store failed us: say so for this ticket, go on
+                reason = f"reading the thread back failed: {type(exc).__name__}: {exc}"
+                result = result_from_snapshot(ticket, thread_id, None, error or reason)
             results.append(result)
             if out is not None and result.outcome != "unfinished":
                 append_jsonl(out, result.record())
@@ -649,6 +659,7 @@ def batch_options(args: argparse.Namespace) -> BatchOptions:
         Path(args.servers) if getattr(args, "servers", None) else DEFAULT_SERVERS_FILE
     )
     db = resolve_db_path(getattr(args, "db", None))
+    check_db_path(db)
     return BatchOptions(
         path=path,
         tickets=tickets,
@@ -699,6 +710,7 @@ async def cmd_batch(args: argparse.Namespace) -> int:
                         progress=progress,
                         out=out,
                         controls=controls,
+                        stop=stop,
                     )
                 finally:
                     loop = asyncio.get_running_loop()

@@ -30,6 +30,7 @@ from langgraph.types import Command
 from checkpoints.audit import AuditLog
 from checkpoints.saver import resolve_db_path
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
+from graph.batch import add_batch_parser, cmd_batch
 from graph.llm_planner import make_llm_planner
 from graph.runner import Runtime, open_runtime, open_store, stream_run
 from graph.scenarios import SCENARIOS
@@ -398,6 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     clarify.add_argument("thread")
     clarify.add_argument("answer")
+    add_batch_parser(commands, [common, running])
     show = commands.add_parser(
         "show", parents=[common], help="a thread's history, reports and tool calls"
     )
@@ -412,6 +414,7 @@ COMMANDS = {
     "clarify": cmd_clarify,
     "threads": cmd_threads,
     "show": cmd_show,
+    "batch": cmd_batch,
 }
 
 

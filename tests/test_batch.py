@@ -8,6 +8,7 @@ exactly once, and no finished ticket's tools are called again.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import json
@@ -19,6 +20,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -30,14 +32,17 @@ from graph.batch import (
     TicketResult,
     TicketsFileError,
     batch_thread_id,
+    cmd_batch,
     load_tickets,
     outcome_of,
+    plan_batch,
 )
 from graph.runner import open_store
 from graph.trace import read_trace, trace_path
 from servers.call_log import count_calls, read_calls
 from tests.conftest import PROJECT_ROOT, MusterEnv
 from workers.contracts import Answer
+from workers.errors import ConfigError
 
 QUEUE = [
     ("dup-charge", "Order #12345 was charged twice. What happened?"),
@@ -72,7 +77,7 @@ CRASH_QUEUE = [
 ]
 """Eight tickets, each about its own order, each with a (slow) policy lookup."""
 WAIT_TIMEOUT_S = 60.0
-SLOW_POLICY_S = 1.5
+SLOW_POLICY_S = 1.0
 """Policy answers this late in the killed run, so billing finishes well before policy."""
 CHECKPOINT_GRACE_S = 0.2
 """Time for a finished branch's writes to reach SQLite before the kill (DESIGN: a kill within
@@ -285,11 +290,8 @@ def test_sigkill_mid_queue_then_resume_finishes_each_ticket_once(muster_env: Mus
     mid_way = [i for i in billing_done if i not in finished_before]
     assert 2 <= len(finished_before) < len(ids), finished_before
     assert mid_way, "no ticket was mid-way at the kill"
-    killed_runs = {
-        i: {
-            e["run_id"]
-            for e in read_trace(trace_path(batch_thread_id(tickets, i), muster_env.trace_dir))
-        }
+    at_kill = {
+        i: read_trace(trace_path(batch_thread_id(tickets, i), muster_env.trace_dir))
         for i in mid_way
     }
     calls_at_kill = find_order_calls(muster_env.call_log)
@@ -305,7 +307,7 @@ def test_sigkill_mid_queue_then_resume_finishes_each_ticket_once(muster_env: Mus
         str(tickets),
         "--resume",
         "--concurrency",
-        "2",
+        "8",
         "--db",
         str(db),
         "--out",
@@ -347,11 +349,14 @@ def test_sigkill_mid_queue_then_resume_finishes_each_ticket_once(muster_env: Mus
     for ticket_id in finished_before | set(mid_way):
         assert calls[ticket_order(ticket_id)] == 1, (ticket_id, calls)
 
-    # A ticket resumed mid-way re-ran only its unfinished branches: billing did not run again.
+    # A ticket resumed mid-way re-ran exactly the branches that had not finished at the kill.
     for ticket_id in mid_way:
+        killed = {e["run_id"] for e in at_kill[ticket_id]}
         events = read_trace(trace_path(batch_thread_id(tickets, ticket_id), muster_env.trace_dir))
-        rerun = _finished_workers([e for e in events if e["run_id"] not in killed_runs[ticket_id]])
-        assert "billing" not in rerun and "policy" in rerun, (ticket_id, rerun)
+        rerun = _finished_workers([e for e in events if e["run_id"] not in killed])
+        done_at_kill = _finished_workers(at_kill[ticket_id])
+        assert "billing" in done_at_kill and "policy" not in done_at_kill
+        assert rerun == {"billing", "policy", "comms"} - done_at_kill, (ticket_id, rerun)
     assert sum(calls.values()) <= len(ids) + 2  # at most the two in flight at the kill re-ran
 
 
@@ -403,6 +408,7 @@ def _mid_way(out: Path, tickets: Path, ids: list[str], trace_dir: Path) -> list[
             'line 3: duplicate id "a" (first on line 1)',
         ),
     ],
+    ids=["missing", "malformed", "duplicate-ids"],
 )
 def test_bad_tickets_file_is_bad_input(
     muster_env: MusterEnv, name: str, content: str | None, message: str
@@ -414,6 +420,26 @@ def test_bad_tickets_file_is_bad_input(
     assert message in line and str(path) in line
     assert not muster_env.checkpoint_db.exists()  # refused before anything was opened
     assert not muster_env.call_log.exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "many", "2000"])
+def test_bad_concurrency_is_refused_before_anything_starts(
+    muster_env: MusterEnv, value: str
+) -> None:
+    tickets = write_tickets(muster_env.root / "q.jsonl", QUEUE[:1])
+    args = argparse.Namespace(
+        tickets=str(tickets),
+        concurrency=value,
+        resume=False,
+        out=None,
+        db=str(muster_env.checkpoint_db),
+        servers=None,
+        model="offline",
+        json=False,
+    )
+    with pytest.raises(ConfigError, match="--concurrency must be"):
+        asyncio.run(cmd_batch(args))
+    assert not muster_env.checkpoint_db.exists()
 
 
 # --- in-process units: the file format, the outcome buckets, the progress bar ----------------
@@ -444,6 +470,42 @@ def test_load_tickets_accepts_numeric_ids_and_skips_blank_lines(tmp_path: Path) 
     )
     assert load_tickets(path) == [Ticket("7", "hi", 1), Ticket("x-1", "yo", 3)]
     assert batch_thread_id(path, "7") == "batch-black-friday-7"
+
+
+def _snapshot(**fields: Any) -> Any:
+    """A stand-in for a `StateSnapshot`: just the fields `status_of` and the batch read."""
+    defaults: dict[str, Any] = {"values": {}, "next": (), "interrupts": (), "tasks": ()}
+    return SimpleNamespace(**{**defaults, **fields})
+
+
+def test_resume_sorts_tickets_by_their_threads(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    tickets = [Ticket(i, f"request {i}", n) for n, i in enumerate("abcdef", start=1)]
+    done = _snapshot(values={"request": "request a", "answer": _answer("complete")})
+    waiting = _snapshot(
+        values={"request": "request b"},
+        next=("dispatch",),
+        interrupts=(SimpleNamespace(value={"kind": "approval"}),),
+    )
+    crashed = _snapshot(values={"request": "request c"}, next=("dispatch",))
+    failed = _snapshot(
+        values={"request": "request d"}, next=("dispatch",), tasks=(SimpleNamespace(error="boom"),)
+    )
+    existing = {"a": done, "b": waiting, "c": crashed, "d": failed, "e": _snapshot()}
+
+    with pytest.raises(ConfigError, match=r"already has 5 of 6 threads .*--resume"):
+        plan_batch(path, tickets, existing, resume=False)
+    plan = plan_batch(path, tickets, existing, resume=True)
+    assert [(r.ticket.id, r.outcome) for r in plan.skip] == [
+        ("a", "complete"),
+        ("b", "needs_human"),
+    ]
+    assert [t.id for t in plan.resume] == ["c", "d"]
+    assert [t.id for t in plan.run] == ["e", "f"]
+
+    changed = {"a": _snapshot(values={"request": "something else", "answer": _answer("complete")})}
+    with pytest.raises(ConfigError, match="line 1: ticket a differs"):
+        plan_batch(path, tickets, changed, resume=True)
 
 
 def _answer(status: str, *, degraded: bool = False, needs_human: bool = False) -> Answer:
