@@ -1,6 +1,7 @@
 """Batch benchmark: the 40-ticket Black Friday queue at concurrency 16 and at concurrency 1.
 
-Run: `.venv/bin/python bench/batch.py [--what-if] [--profile]` (a benchmark, never a test).
+Run: `.venv/bin/python bench/batch.py [--sweep] [--what-if] [--profile]` (a benchmark, never a
+test).
 
 Both runs happen in this one process, each on a fresh temporary checkpoint database and its own
 `open_runtime` (real stdio MCP servers, `AsyncSqliteSaver` on a file), with the offline model at
@@ -14,24 +15,26 @@ Each line also shows what bounds the run:
            checkpointer share one event loop (plus aiosqlite's thread, under the GIL), so the
            queue can never be shorter than this; `c1 wall / c16 CPU` is the best speed-up
            possible at this CPU cost per ticket.
-  commits  checkpoint commits and the time spent inside them. AsyncSqliteSaver has one
-           connection and holds one lock across every execute+commit, so commits are serial:
-           at concurrency 16 their total is a floor on wall time as well.
-  floor    the same queue as pure sleeps (2 model turns per ticket, no graph): what zero
-           overhead would give.
-
+  commits  checkpoint commits and the time spent inside them (the fsync cost of the disk).
+  lock     AsyncSqliteSaver has one connection and holds one asyncio lock across every
+           execute + commit, so all tickets' checkpoint reads and writes go one at a time:
+           the share of wall time the lock is held, and how long each acquisition waited.
+           With durability "sync" each superstep waits for its write, so this wait lands on
+           every ticket's critical path.
   lag      event-loop lag: how late a 10 ms sleep wakes up while the queue runs (mean / p95).
            A saturated loop delays every ticket's next step, so ticket latency stretches.
   ticket   each ticket's own latency (mean / max), from `stream_run` start to return.
+  floor    the same queue as pure sleeps (2 model turns per ticket, no graph): what zero
+           overhead would give.
 
 The concurrency-16 run is repeated (`--repeats`, default 3) and the best and median are shown:
 the machine these run on is shared, and the least disturbed run is the fairest. `--sweep` adds
 concurrency 4, 8 and 32 (is the loop saturated before 16?). `--what-if` repeats the pair with
-`PRAGMA synchronous=NORMAL` on the checkpoint connection of this script's own runtime (WAL
-without an fsync per commit: still safe against a killed process, not against power loss),
-then with checkpoint durability "async" and "exit" instead of the shipped "sync" (measurements
-only: "exit" writes one checkpoint per run, so a crash would lose the whole ticket's progress).
-`--profile` runs the concurrency-16 queue once more under cProfile and prints the top functions.
+checkpoint durability "async" and "exit" instead of the shipped "sync", to show what the
+checkpoint traffic costs (measurements only: "async" lets a step start before the previous
+one is on disk, "exit" writes one checkpoint per run, so a crash would lose a ticket's
+progress; neither is what crash-resume needs). `--profile` runs the concurrency-16 queue once
+more under cProfile and prints the top functions.
 """
 
 from __future__ import annotations
@@ -76,15 +79,33 @@ TARGET = 10.0
 
 RUN_IDS = itertools.count(1)
 
+
+class TimedLock(asyncio.Lock):
+    """The checkpointer's lock, timed: how long it is held and how long callers wait."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count, self.held_s, self.wait_s = 0, 0.0, 0.0
+        self._since = 0.0
+
+    async def acquire(self) -> Literal[True]:
+        asked = time.perf_counter()
+        await super().acquire()
+        self._since = time.perf_counter()
+        self.count += 1
+        self.wait_s += self._since - asked
+        return True
+
+    def release(self) -> None:
+        self.held_s += time.perf_counter() - self._since
+        super().release()
+
+
 Tweak = Callable[[Runtime], Awaitable[None]]
 
 
 async def no_tweak(runtime: Runtime) -> None:
     return None
-
-
-async def sync_normal(runtime: Runtime) -> None:
-    await runtime.saver.conn.execute("PRAGMA synchronous=NORMAL")
 
 
 def stream_with_durability(
@@ -145,6 +166,8 @@ async def one_run(
             commits["s"] += time.perf_counter() - started
 
         conn.commit = timed_commit
+        lock = TimedLock()
+        runtime.saver.lock = lock  # AsyncSqliteSaver: one lock around every execute + commit
         latencies: list[float] = []
 
         async def timed_stream_run(*args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -199,6 +222,9 @@ async def one_run(
         "outcomes": outcomes,
         "lag_mean": statistics.fmean(lags) if lags else 0.0,
         "lag_p95": sorted(lags)[int(0.95 * (len(lags) - 1))] if lags else 0.0,
+        "lock_n": lock.count,
+        "lock_held": lock.held_s,
+        "lock_wait": lock.wait_s / max(lock.count, 1),
         "ticket_mean": statistics.fmean(latencies),
         "ticket_max": max(latencies),
     }
@@ -222,6 +248,8 @@ def show(run: dict[str, Any], note: str = "") -> None:
         f"  c{run['concurrency']:<2} {run['wall']:5.2f} s wall{note} | CPU {run['cpu']:4.2f} s "
         f"({100 * run['cpu'] / run['wall']:3.0f}%) | {run['commits']} commits "
         f"{run['commit_s']:4.2f} s ({run['commit_s'] / max(run['commits'], 1) * 1000:.1f} ms) | "
+        f"saver lock held {100 * run['lock_held'] / run['wall']:3.0f}%, "
+        f"wait {run['lock_wait'] * 1000:4.1f} ms x{run['lock_n']} | "
         f"lag {run['lag_mean'] * 1000:4.1f}/{run['lag_p95'] * 1000:4.1f} ms | "
         f"ticket {run['ticket_mean'] * 1000:4.0f}/{run['ticket_max'] * 1000:4.0f} ms | "
         f"servers up {run['startup']:.2f} s"
@@ -259,7 +287,10 @@ async def main(args: argparse.Namespace) -> None:
         f"batch bench: {TICKETS.name}, 40 tickets, model {MODEL}, {os.cpu_count()} CPUs, "
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
-    print("columns: wall | process CPU | checkpoint commits | loop lag mean/p95 | ticket mean/max")
+    print(
+        "columns: wall | process CPU | checkpoint commits | checkpointer lock: % of wall held, "
+        "mean wait x acquisitions | loop lag mean/p95 | ticket latency mean/max"
+    )
     floor16, floor1 = await sleep_floor(16), await sleep_floor(1)
     print(
         f"floor (pure sleeps, 2 turns a ticket): c16 {floor16:.2f} s, c1 {floor1:.2f} s, "
@@ -271,7 +302,6 @@ async def main(args: argparse.Namespace) -> None:
         for concurrency in (4, 8, 32):
             show(await one_run(concurrency, "sweep"))
     if args.what_if:
-        await pair("what-if: PRAGMA synchronous=NORMAL", args.repeats, sync_normal)
         durabilities: tuple[Literal["async", "exit"], ...] = ("async", "exit")
         for durability in durabilities:
             await pair(
@@ -294,6 +324,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="The 40-ticket batch at concurrency 16 vs 1.")
     parser.add_argument("--repeats", type=int, default=3, help="c16 runs per pair (default 3)")
     parser.add_argument("--sweep", action="store_true", help="also run concurrency 4, 8, 32")
-    parser.add_argument("--what-if", action="store_true", help="also with synchronous=NORMAL")
+    parser.add_argument("--what-if", action="store_true", help="also with durability async, exit")
     parser.add_argument("--profile", action="store_true", help="cProfile the c16 queue")
     asyncio.run(main(parser.parse_args()))

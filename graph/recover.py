@@ -127,7 +127,7 @@ def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
     return record, retry
 
 
-def _fallback(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Report] | None:
+def _fallback(report: Report, packet: Handoff, why: str) -> tuple[RecoveryRecord, Report] | None:
     snapshot = FALLBACKS.get(report.worker)
     text = snapshot.lookup(packet.inputs) if snapshot else None
     if snapshot is None or text is None:
@@ -157,14 +157,14 @@ def _fallback(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Report] 
         attempt=report.attempt,
         reason=report.reason or "tool_error",
         strategy="fallback",
-        detail=f"{report.worker} failed ({report.reason}); replaced by the {snapshot.name} "
+        detail=f"{report.worker} failed ({why}); replaced by the {snapshot.name} "
         f"taken on {snapshot.taken_on}",
     )
     return record, substitute
 
 
 def _reassign(
-    report: Report, packet: Handoff, roster: Roster
+    report: Report, packet: Handoff, roster: Roster, why: str
 ) -> tuple[RecoveryRecord, Handoff] | None:
     failed = roster.get(report.worker)
     if failed is None or not failed.capabilities:
@@ -189,7 +189,7 @@ def _reassign(
             attempt=report.attempt,
             reason=report.reason or "tool_error",
             strategy="reassign",
-            detail=f"{report.worker} failed ({report.reason}); reassigned to {spec.name} "
+            detail=f"{report.worker} failed ({why}); reassigned to {spec.name} "
             f"(packet {stand_in.id})",
         )
         return record, stand_in
@@ -252,6 +252,12 @@ def plan_recovery(
         if packet is None:
             continue
         reason = report.reason
+        # Every reason this packet failed with so far, e.g. "budget, then tool_error".
+        why = ", then ".join(
+            str(r.reason)
+            for r in state.get("reports") or []
+            if r.packet_id == report.packet_id and r.status == "failed"
+        )
         if reason == "ambiguous" and clarifications and report.packet_id in clarifications:
             answer = clarifications[report.packet_id]
             packets.append(clarified(packet, answer))
@@ -273,13 +279,13 @@ def plan_recovery(
             packets.append(retry)
             continue
         if reason in ("budget", "tool_error", "unavailable", "crashed", "timeout"):
-            fallback = _fallback(report, packet)
+            fallback = _fallback(report, packet, why)
             if fallback is not None:
                 records.append(fallback[0])
                 substitutes.append(fallback[1])
                 continue
             if reason != "timeout":
-                reassigned = _reassign(report, packet, roster)
+                reassigned = _reassign(report, packet, roster, why)
                 if reassigned is not None:
                     records.append(reassigned[0])
                     packets.append(reassigned[1])
@@ -293,7 +299,7 @@ def plan_recovery(
                 reason=reason or "tool_error",
                 strategy="escalate",
                 detail=(
-                    f"{report.worker} failed ({reason}); escalated to a human"
+                    f"{report.worker} failed ({why}); escalated to a human"
                     + (f" with a hand-off summary (packet {escalation.id})" if escalation else "")
                 ),
             )
