@@ -68,7 +68,13 @@ os.environ["MUSTER_POLICY_MODE"] = "healthy"
 
 import graph.batch  # noqa: E402 - after the environment is set
 from checkpoints.threads import thread_config  # noqa: E402
-from graph.batch import BatchPlan, BatchProgress, load_tickets, run_batch  # noqa: E402
+from graph.batch import (  # noqa: E402
+    MAX_LANES,
+    BatchPlan,
+    BatchProgress,
+    load_tickets,
+    run_batch,
+)
 from graph.runner import Runtime, open_runtime, stream_run  # noqa: E402
 from workers.models import load_model_factory  # noqa: E402
 
@@ -190,15 +196,19 @@ async def one_run(
         watcher = asyncio.create_task(watch_loop())
         if profile is not None:
             profile.enable()
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        results, drained = await run_batch(
-            runtime,
-            TICKETS,
-            BatchPlan(run=list(tickets)),
-            concurrency=concurrency,
-            progress=progress,
-        )
-        wall = time.perf_counter() - wall0
+        # As `muster batch` does: one checkpoint connection ("lane") per ticket in flight.
+        # The lock and commit columns cover the first lane's connection only.
+        async with runtime.lanes(min(concurrency, MAX_LANES)) as lanes:
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            results, drained = await run_batch(
+                runtime,
+                TICKETS,
+                BatchPlan(run=list(tickets)),
+                concurrency=concurrency,
+                progress=progress,
+                lanes=lanes,
+            )
+            wall = time.perf_counter() - wall0
         cpu = time.process_time() - cpu0
         if profile is not None:
             profile.disable()

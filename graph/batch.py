@@ -49,7 +49,7 @@ from langgraph.types import StateSnapshot
 
 from checkpoints.saver import check_db_path, resolve_db_path
 from checkpoints.threads import ThreadStatus, status_of, thread_config, waiting_on
-from graph.runner import Runtime, open_runtime, open_store, stream_run
+from graph.runner import Graph, Runtime, open_runtime, open_store, stream_run
 from workers.contracts import Answer, Report
 from workers.errors import ConfigError
 from workers.models import ModelFactory, load_model_factory
@@ -67,6 +67,10 @@ BAR_WIDTH = 10
 Outcome = Literal["complete", "partial", "needs_human", "failed", "unfinished"]
 OUTCOMES: tuple[Outcome, ...] = ("complete", "partial", "needs_human", "failed")
 """The finished outcomes, in the order the progress line and summary show them."""
+
+
+MAX_LANES = 16
+"""Checkpoint connections a batch opens at most (see `Runtime.lanes`)."""
 
 
 class TicketsFileError(ConfigError):
@@ -502,6 +506,7 @@ async def run_batch(
     out: Path | None = None,
     controls: set[RunControl] | None = None,
     stop: asyncio.Event | None = None,
+    lanes: asyncio.Queue[Graph] | None = None,
 ) -> tuple[list[TicketResult], bool]:
     """Run and resume the planned tickets on `runtime`, at most `concurrency` at a time.
 
@@ -510,6 +515,9 @@ async def run_batch(
     `RunControl` is in `controls` while it runs; once `stop` is set no new ticket starts.
     """
     semaphore = asyncio.Semaphore(concurrency)
+    lanes = lanes or asyncio.Queue()
+    if lanes.empty():
+        lanes.put_nowait(runtime.graph)
     live = controls if controls is not None else set()
     drained = False
     results: list[TicketResult] = []
@@ -523,6 +531,7 @@ async def run_batch(
             control = RunControl()
             live.add(control)
             error: str | None = None
+            graph = await lanes.get()
             try:
                 await stream_run(
                     runtime,
@@ -530,6 +539,7 @@ async def run_batch(
                     None if resume else {"request": ticket.request},
                     services=runtime.for_thread(thread_id),
                     control=control,
+                    graph=graph,
                 )
             except GraphDrained:
                 drained = True
@@ -538,6 +548,7 @@ async def run_batch(
                 error = f"{type(exc).__name__}: {exc}"
             finally:
                 live.discard(control)
+                lanes.put_nowait(graph)
             try:
                 result = await _read_result(runtime.graph, path, ticket, error)
             except Exception as exc:  # the store failed us: say so for this ticket, go on
@@ -699,7 +710,10 @@ async def cmd_batch(args: argparse.Namespace) -> int:
         if todo:
             controls: set[RunControl] = set()
             stop = asyncio.Event()
-            async with open_runtime(db=opts.db, servers=opts.servers, models=opts.models) as rt:
+            async with (
+                open_runtime(db=opts.db, servers=opts.servers, models=opts.models) as rt,
+                rt.lanes(min(opts.concurrency, todo, MAX_LANES)) as lanes,
+            ):
                 installed = _install_signal_handlers(controls, stop, progress)
                 try:
                     ran, drained = await run_batch(
@@ -711,6 +725,7 @@ async def cmd_batch(args: argparse.Namespace) -> int:
                         out=out,
                         controls=controls,
                         stop=stop,
+                        lanes=lanes,
                     )
                 finally:
                     loop = asyncio.get_running_loop()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from workers.errors import ConfigError
 
@@ -89,9 +90,15 @@ def alias_map(names: Iterable[str]) -> dict[str, str]:
 
     Build it once per bound tool set and resolve calls with ``mapping.get(call_name)``.
     """
+    return dict(_alias_map(tuple(names)))
+
+
+@lru_cache(maxsize=512)
+def _alias_map(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    # Cached: every dispatch of a worker offers the same tool set.
     groups = _groups(names)
     check_aliases(name for group in groups.values() for name in group)
-    return {alias: group[0] for alias, group in groups.items()}
+    return tuple((alias, group[0]) for alias, group in groups.items())
 
 
 def from_model_name(name: str, known: Iterable[str]) -> str | None:
