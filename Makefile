@@ -35,6 +35,7 @@ test: lint typecheck pytest ## ruff, mypy and the whole test suite
 bench: $(STAMP) ## benchmarks (never run as tests); results go in the README
 	$(PY) bench/hub_latency.py
 	$(PY) bench/fanout.py
+	$(PY) bench/batch.py
 
 studio: $(STAMP) ## LangGraph Studio on a free local port (langgraph dev, in-memory server)
 	port=$$($(PY) -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
