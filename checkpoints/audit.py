@@ -63,6 +63,12 @@ class AuditLog:
         )
         await self._conn.commit()
 
+    async def __aenter__(self) -> AuditLog:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     async def rows(self, thread_id: str | None = None) -> list[AuditRow]:
         """All rows, or one thread's, oldest first."""
         query = "SELECT at, thread_id, event, actor, digest, result FROM muster_audit"

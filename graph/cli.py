@@ -306,9 +306,8 @@ async def cmd_show(args: argparse.Namespace) -> int:
         config = thread_config(args.thread)
         history = [s async for s in graph.aget_state_history(config)]
         snapshot = await graph.aget_state(config)
-        audit = await AuditLog.open(resolve_db_path(args.db))
-        audit_rows = await audit.rows(args.thread)
-        await audit.close()
+        async with await AuditLog.open(resolve_db_path(args.db)) as audit:
+            audit_rows = await audit.rows(args.thread)
     print(f"thread {args.thread}: {status_of(snapshot)}")
     print("\nsupersteps:")
     for state in reversed(history):

@@ -29,7 +29,12 @@ Planner = Callable[[str, Roster], list[Handoff] | Awaitable[list[Handoff]]]
 """Writes packets for a request (or returns an awaitable of them, as the LLM planner does);
 its output is always validated afterwards."""
 
-ORDER_ID = re.compile(r"(?<![\w.])#?(\d{4,8})\b")
+ORDER_ID = re.compile(
+    r"(?:#|\border(?:s)?(?:\s+(?:number|no\.?|id))?\s*#?\s*)(\d{4,8})\b(?![-/.]\d)",
+    re.IGNORECASE,
+)
+"""An order id is introduced by '#' or the word 'order' (#12345, order 12345, order no. 12345,
+orders #1 and #2): a bare number may be a date, a year, an amount or a phone number."""
 
 TOPIC_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (

@@ -108,7 +108,11 @@ async def open_runtime(
         db, must_exist=must_exist, allowed_types=CHECKPOINTED_TYPES
     ) as saver:
         audit = await AuditLog.open(resolve_db_path(db))
-        hub = await ToolHub.connect(config)
+        try:
+            hub = await ToolHub.connect(config)
+        except BaseException:
+            await audit.close()  # its worker thread would keep the process alive
+            raise
         try:
             services = Services(
                 hub=hub,

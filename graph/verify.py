@@ -38,12 +38,26 @@ def checkable_tokens(claim: str) -> list[str]:
     return dates + amounts + ORDER_ID.findall(rest)
 
 
+def _whole(token: str, text: str) -> bool:
+    """`token` appears in `text` as a whole number, not as part of a longer one."""
+    return re.search(rf"(?<![\d.]){re.escape(token)}(?![\d]|\.\d)", text) is not None
+
+
+def _cents(amount: str) -> int:
+    return round(float(amount.lstrip("$").replace(",", "")) * 100)
+
+
 def _supported(token: str, observations: Sequence[str]) -> bool:
-    if any(token in text for text in observations):
-        return True
-    if token.startswith("$"):  # $129.00 may be stored as 12900 cents
-        cents = str(round(float(token[1:].replace(",", "")) * 100))
-        return any(cents in text for text in observations)
+    """A date or id must appear whole; an amount must equal one stated in an observation, as
+    dollars ($129.00) or as cents (12900)."""
+    if not token.startswith("$"):
+        return any(_whole(token, text) for text in observations)
+    cents = _cents(token)
+    for text in observations:
+        if any(_cents(found) == cents for found in AMOUNT.findall(text)):
+            return True
+        if _whole(str(cents), text):
+            return True
     return False
 
 
@@ -59,10 +73,14 @@ def cited_findings(claim: str, findings: Sequence[Finding]) -> list[Finding]:
     ]
 
 
-def unsupported_claims(report: Report) -> list[str]:
-    """One line per claim in `report.note` that its cited observations do not support."""
-    if report.fallback or report.status != "ok" or not report.tool_calls:
-        return []  # substitutes are marked already; a tool-less note only restates its packet
+def unsupported_claims(report: Report, *, had_tools: bool = True) -> list[str]:
+    """One line per claim in `report.note` that its cited observations do not support.
+
+    `had_tools` is False for a packet granted no tools (escalation): its note restates the
+    packet, so there is nothing to check it against. A worker that had tools and stated
+    facts without using them is checked like any other, and every such claim fails."""
+    if report.fallback or report.status != "ok" or not had_tools:
+        return []  # substitutes are marked already
     problems = []
     for claim in (line.strip() for line in report.note.splitlines()):
         tokens = checkable_tokens(claim)
@@ -82,9 +100,10 @@ def unsupported_claims(report: Report) -> list[str]:
     return problems
 
 
-def _facts(report: Report) -> dict[tuple[str, str], Any]:
-    """Scalar fields of JSON observations that describe one order, keyed (order, field)."""
-    facts: dict[tuple[str, str], Any] = {}
+def _facts(report: Report) -> dict[tuple[str, str, str], Any]:
+    """Scalar fields of JSON observations that describe one order, keyed (order, tool,
+    field): `status` from find_order and from refund_status are different facts."""
+    facts: dict[tuple[str, str, str], Any] = {}
     for finding in report.findings:
         try:
             data = json.loads(finding.observation)
@@ -93,36 +112,60 @@ def _facts(report: Report) -> dict[tuple[str, str], Any]:
         if isinstance(data, dict) and "order_id" in data:
             for key, value in data.items():
                 if key != "order_id" and isinstance(value, str | int | float | bool):
-                    facts[(str(data["order_id"]), key)] = value
+                    facts[(str(data["order_id"]), _source(finding.tool), key)] = value
     return facts
+
+
+def _source(tool: str) -> str:
+    """The tool a fact came from; a fallback stands in for the live tool of its worker, so
+    `cache.<worker>` facts compare with every tool (marked '*')."""
+    return "*" if tool.startswith("cache.") else tool
 
 
 def find_conflicts(reports: Sequence[Report]) -> list[str]:
     """Facts that two reports state differently, each with the ruling: a live observation
     beats a fallback, and otherwise the first report that observed it stands. The
     disagreement is always recorded, so no last writer wins silently."""
-    seen: dict[tuple[str, str], tuple[Any, Report]] = {}
+    seen: dict[tuple[str, str, str], tuple[Any, Report]] = {}
     conflicts = []
     ordered = sorted(reports, key=lambda r: r.fallback)  # live reports rule first
     for report in ordered:
-        for key, value in _facts(report).items():
-            if key not in seen:
-                seen[key] = (value, report)
+        for (order, tool, field), value in _facts(report).items():
+            # A fallback fact ("*") stands in for whichever tool observed the same field.
+            rivals = [
+                (key, seen[key])
+                for key in seen
+                if key[0] == order
+                and key[2] == field
+                and "*" in (tool, key[1])
+                or key == (order, tool, field)
+            ]
+            if not rivals:
+                seen[(order, tool, field)] = (value, report)
                 continue
-            ruled, source = seen[key]
-            if ruled != value:
-                why = "live observation over fallback" if report.fallback else "first observation"
-                conflicts.append(
-                    f"order {key[0]} {key[1]}: {source.worker} says {ruled!r}, "
-                    f"{report.worker} says {value!r}; ruled {ruled!r} ({why})"
-                )
+            for key, (ruled, source) in rivals:
+                if ruled != value and source is not report:
+                    why = (
+                        "live observation over fallback" if report.fallback else "first observation"
+                    )
+                    conflicts.append(
+                        f"order {order} {field} ({key[1]}): {source.worker} says {ruled!r}, "
+                        f"{report.worker} says {value!r}; ruled {ruled!r} ({why})"
+                    )
     return conflicts
 
 
 async def verify(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
     """Flag unsupported claims and record conflicting facts."""
     reports = list(current_reports(state.get("reports") or []).values())
-    unverified = [problem for report in reports for problem in unsupported_claims(report)]
+    granted = {(p.id, p.attempt): bool(p.tool_allow) for p in state.get("packets") or []}
+    unverified = [
+        problem
+        for report in reports
+        for problem in unsupported_claims(
+            report, had_tools=granted.get((report.packet_id, report.attempt), True)
+        )
+    ]
     conflicts = find_conflicts(reports)
     services = await services_for(runtime)
     services.trace_node(

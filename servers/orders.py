@@ -25,7 +25,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.session import ServerSession
 from mcp.types import ToolAnnotations
 
-from servers.approval import action_digest, secret_from_env, verify_token
+from servers.approval import EXPIRED, action_digest, secret_from_env, verify_token
 from servers.call_log import record
 
 SERVER = "orders"
@@ -297,7 +297,9 @@ def issue_refund(
         raise ValueError("refunds are disabled: the server has no MUSTER_APPROVAL_SECRET; "
                          "start it with the same secret the graph uses")
     reason = verify_token(approval, digest, secret=secret, now=time.time())
-    if reason is not None:
+    # An expired token still proves what was approved (its signature checked out): it may
+    # replay a refund that already happened under that approval, never make a new one.
+    if reason is not None and reason != EXPIRED:
         raise ValueError(f"refund refused: {reason}; {_REFUSAL_HINTS.get(reason, '')}".rstrip())
     conn = _conn(ctx)
     conn.execute("BEGIN IMMEDIATE")
@@ -305,6 +307,8 @@ def issue_refund(
         prior = conn.execute(
             "SELECT args_digest, result_json FROM refunds WHERE idempotency_key = ?",
             (idempotency_key,)).fetchone()
+        if prior is None and reason is not None:
+            raise ValueError(f"refund refused: {reason}; {_REFUSAL_HINTS.get(reason, '')}".rstrip())
         if prior is not None:
             if prior["args_digest"] != digest:
                 raise ValueError("idempotency key reused with different arguments; use a new "

@@ -43,8 +43,11 @@ def test_demo_ticket_plans_three_specialists_with_disjoint_belts() -> None:
 
 
 def test_order_ids_are_read_in_all_usual_forms() -> None:
-    assert find_order_ids("orders #12345, 12346 and #12345 again") == ["12345", "12346"]
-    assert find_order_ids("call me at 555.1234") == []
+    assert find_order_ids("orders #12345, #12346 and #12345 again") == ["12345", "12346"]
+    assert find_order_ids("order 12345 and order no. 12346") == ["12345", "12346"]
+    # A bare number is not an order id: dates, years, amounts and phone numbers are not.
+    assert find_order_ids("charged $1299 on 2025-03-14, call 5551234 or 555.1234") == []
+    assert find_order_ids("charged twice on 2025-03-14 for order #12345") == ["12345"]
 
 
 def test_unknown_recipient_is_refused() -> None:

@@ -240,6 +240,13 @@ def test_verify_flags_numbers_that_no_cited_observation_supports() -> None:
     )
     uncited = report("billing", "Order 99999 is fine.", [ORDER])
     assert "cites no finding" in unsupported_claims(uncited)[0]
+    # Parts of a true number are not support: 1234 is not 12345, $29.00 is not $129.00.
+    for claim in ("Order 1234 [F1].", "Order 2345 [F1].", "We refunded $29.00 [F1].", "$1.29 [F1]"):
+        assert unsupported_claims(report("billing", claim, [ORDER])), claim
+    assert unsupported_claims(report("billing", "Refund of $129.00 [F1].", [ORDER])) == []
+    # Facts stated without using any tool are checked too (unless the packet had no tools).
+    blind = report("billing", "Order 12345 was refunded on 2026-01-01.", [])
+    assert unsupported_claims(blind) and unsupported_claims(blind, had_tools=False) == []
 
 
 async def test_unsupported_claim_reaches_the_answer_as_unverified(muster_env: MusterEnv) -> None:
@@ -269,6 +276,15 @@ def test_conflicting_facts_are_ruled_on_and_recorded() -> None:
         source="fallback",
     )
     cached = report("escalation", "", [stale], fallback=True)
+    # Two tools' `status` fields are different facts, not a conflict.
+    refund = Finding(
+        id="F2",
+        tool="orders.refund_status",
+        call_id="c2",
+        args={"order_id": "12345"},
+        observation=json.dumps({"order_id": "12345", "status": "no refund"}),
+    )
+    assert find_conflicts([live, report("comms", "", [refund])]) == []
     [conflict] = find_conflicts([cached, live])
     assert "billing says 'delivered'" in conflict and "escalation says 'shipped'" in conflict
     assert "ruled 'delivered' (live observation over fallback)" in conflict

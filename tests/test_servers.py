@@ -287,10 +287,19 @@ async def test_refund_is_idempotent(env: dict[str, Path]) -> None:
         msg = error(await s.call_tool("issue_refund", refund_args(100, "ticket-1")))
         assert "idempotency key reused with different arguments" in msg
         assert refund_rows(env["db"]) == rows
+        # A replay after the approval expired returns what already happened, not a refusal;
+        # the same expired approval can never start a new refund.
+        late = approve("12345", 12900, "ticket-1", ttl=-5)
+        replay = ok(await s.call_tool("issue_refund", refund_args(12900, "ticket-1", late)))
+        assert replay == {**first, "replayed": True}
+        fresh = approve("12345", 12900, "ticket-2", ttl=-5)
+        msg = error(await s.call_tool("issue_refund", refund_args(12900, "ticket-2", fresh)))
+        assert "approval expired" in msg
+        assert refund_rows(env["db"]) == rows
         status = ok(await s.call_tool("refund_status", {"order_id": "12345"}))
     assert status["status"] == "partially refunded"
     assert (status["refunded_cents"], status["refundable_cents"]) == (12900, 12900)
-    assert count_calls(env["log"], server="orders", tool="issue_refund") == 3
+    assert count_calls(env["log"], server="orders", tool="issue_refund") == 5
 
 
 async def test_orders_over_stdio(env: dict[str, Path], tmp_path: Path) -> None:

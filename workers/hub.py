@@ -201,6 +201,15 @@ class ToolHub:
             if not e.spec.writes and not e.disabled and is_allowed(name, allow)
         ]
 
+    async def ensure_servers(self, allow: Sequence[str]) -> list[str]:
+        """Try once to bring up every down server the allowlist names (a server that was down
+        at connect has no catalogued tools, so `specs` alone cannot show it). Returns the
+        servers that are still down."""
+        named = {entry.split(".", 1)[0] for entry in allow if isinstance(entry, str)}
+        down = [conn for name, conn in self._conns.items() if name in named and not conn.up]
+        await asyncio.gather(*(self._ensure_up(conn) for conn in down))
+        return sorted(conn.name for conn in down if not conn.up)
+
     def action_specs(self) -> list[ToolSpec]:
         """Write tools, for the graph's action step (never for a worker's belt)."""
         return [e.spec for _, e in sorted(self._catalogue.items()) if e.spec.writes]

@@ -52,6 +52,8 @@ class ServersConfig(BaseModel):
     @field_validator("mcp_servers")
     @classmethod
     def _names_are_valid(cls, value: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+        if not value:
+            raise ValueError("mcpServers lists no servers")
         for name in value:
             if not is_valid_server_name(name):
                 raise ValueError(f"bad server name {name!r} (must match [A-Za-z0-9_-]+)")
