@@ -54,3 +54,24 @@ async def test_a_renamed_server_is_granted_by_configuration_alone(
         ]
     scheduling = by_worker(values["reports"])["scheduling"][0]
     assert [f.tool for f in scheduling.findings] == ["clock.get_current_time"]
+
+
+def process_environment(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+async def test_servers_see_only_the_environment_they_are_granted(
+    muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-servers")
+    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+        pids = runtime.services.hub.server_pids()
+        envs = {name: process_environment(pid) for name, pid in pids.items() if pid}
+    assert set(envs) == {"orders", "kb", "policy", "time"}
+    assert "MUSTER_APPROVAL_SECRET" in envs["orders"]  # the one server that verifies tokens
+    for name in ("kb", "policy", "time"):
+        assert "MUSTER_APPROVAL_SECRET" not in envs[name], name
+    assert not any("OPENAI_API_KEY" in env for env in envs.values())
+    assert not any(key.startswith("MUSTER_") for key in envs["time"])  # third party: nothing
+    assert envs["policy"]["MUSTER_POLICY_MODE"] == "healthy"

@@ -141,7 +141,7 @@ async def run_worker(
             objective=packet.objective,
             status="failed",
             reason="unavailable",
-            note=f"no tool in this packet's allowlist {list(packet.tool_allow)} is available ({why})",
+            note=f"no tool in the allowlist {list(packet.tool_allow)} is available ({why})",
             attempt=packet.attempt,
         )
     control_schemas = control_tool_schemas(can_propose=bool(spec.proposes))

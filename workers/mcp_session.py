@@ -150,9 +150,9 @@ class ServerConnection:
         return StdioServerParameters(
             command=resolve_command(self.config.command),
             args=list(self.config.args),
-            # The SDK's default env is a minimal allowlist (HOME, PATH, ...); servers need the
-            # hub's env (e.g. MUSTER_* settings, PYTHONPATH) plus their own overrides.
-            env={**os.environ, **self.config.env},
+            # Least privilege for the environment too: the SDK's minimal allowlist (HOME,
+            # PATH, ...), the variables the config lets this server inherit, its own env.
+            env=self.config.environment(os.environ),
             cwd=self.config.cwd,
         )
 

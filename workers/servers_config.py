@@ -15,8 +15,10 @@ This module never imports the ``servers`` package: the hub talks to servers only
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
+from mcp.client.stdio import get_default_environment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from workers.allowlist import is_valid_server_name
@@ -40,6 +42,22 @@ class ServerConfig(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
     write_tools: list[str] = Field(default_factory=list, alias="writeTools")
+    inherit_env: list[str] = Field(default_factory=list, alias="inheritEnv")
+    """Variables of the hub's environment the server may see: exact names, or prefixes
+    ending in '*'. Everything else stays out (a third-party server gets no API keys and no
+    approval secret); the SDK's minimal environment (PATH, HOME, ...) is always passed."""
+
+    def environment(self, parent: Mapping[str, str]) -> dict[str, str]:
+        """The child's environment: the SDK's minimal one, the inherited variables, `env`."""
+        inherited = {
+            name: value
+            for name, value in parent.items()
+            if any(
+                name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1]))
+                for pattern in self.inherit_env
+            )
+        }
+        return {**get_default_environment(), **inherited, **self.env}
 
 
 class ServersConfig(BaseModel):
