@@ -8,6 +8,7 @@ run starts, so nothing is lost to a half-opened store.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -89,7 +90,10 @@ async def open_checkpointer(
     check_db_path(db, must_exist=must_exist)
     async with aiosqlite.connect(str(db)) as conn:
         saver = AsyncSqliteSaver(conn, serde=strict_serializer(allowed_types))
-        await saver.setup()  # also switches the file to WAL
+        try:
+            await saver.setup()  # also switches the file to WAL
+        except sqlite3.DatabaseError as error:
+            raise CheckpointStoreError(f"cannot open checkpoint database {db}: {error}") from None
         # In WAL mode, NORMAL skips the fsync on every commit (one per task write) but stays
         # consistent, and nothing committed is lost when the process is killed; only a power
         # cut can drop the last commits. At a 40-way fan-out that is most of the overhead.

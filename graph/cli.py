@@ -4,7 +4,7 @@ Exit codes:
   0  the answer is complete (or there was nothing to do)
   1  an unexpected internal error
   2  bad input: unknown thread, unreadable database, malformed servers file, unknown model
-  3  the answer is partial or degraded
+  3  the answer is partial or degraded, or a person must pick the ticket up
   4  the answer failed
   5  the thread waits for a human (an approval or a clarification)
   6  stopped cleanly by SIGINT/SIGTERM: state is checkpointed, `muster resume THREAD` continues
@@ -34,6 +34,7 @@ from graph.batch import add_batch_parser, cmd_batch
 from graph.llm_planner import make_llm_planner
 from graph.runner import Runtime, open_runtime, open_store, stream_run
 from graph.scenarios import SCENARIOS
+from graph.trace import THREAD_ID
 from workers.contracts import Answer, Handoff, Report
 from workers.errors import MusterError
 from workers.models import load_model_factory
@@ -100,7 +101,7 @@ def answer_exit_code(answer: Answer | None, waiting: bool) -> int:
         return EXIT_FAILED
     if answer.status == "failed":
         return EXIT_FAILED
-    return EXIT_DEGRADED if answer.degraded else EXIT_OK
+    return EXIT_DEGRADED if answer.degraded or answer.needs_human else EXIT_OK
 
 
 def emit_result(
@@ -194,6 +195,10 @@ async def _finish(
 async def cmd_run(args: argparse.Namespace) -> int:
     options = _runtime_options(args)
     thread_id = args.thread or f"t-{uuid.uuid4().hex[:12]}"
+    if not THREAD_ID.match(thread_id):
+        raise MusterError(
+            f"--thread {thread_id!r}: use letters, digits, '.', '_' and '-' (at most 128)"
+        )
     request = args.request or (SCENARIOS[args.scenario].request if args.scenario else None)
     if not request:
         raise MusterError('give the ticket text, e.g. muster run "Order #12345 ..."')

@@ -204,6 +204,11 @@ def validate_plan(packets: Sequence[Handoff], roster: Roster) -> ValidatedPlan:
     notes: list[str] = []
     kept: list[Handoff] = []
     seen: dict[str, str] = {}
+    renamed: dict[str, str] = {}  # dropped duplicate's id -> the kept packet's id
+    ids = [p.id for p in packets]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise PlanError(f"plan uses packet ids more than once: {repeated}; ids must be unique")
     for packet in packets:
         spec = roster.get(packet.recipient)
         if spec is None:
@@ -214,6 +219,7 @@ def validate_plan(packets: Sequence[Handoff], roster: Roster) -> ValidatedPlan:
         fingerprint = packet.fingerprint()
         if fingerprint in seen:
             notes.append(f"dropped {packet.id}: duplicate of {seen[fingerprint]}")
+            renamed[packet.id] = seen[fingerprint]
             continue
         seen[fingerprint] = packet.id
         allow = tuple(
@@ -232,9 +238,17 @@ def validate_plan(packets: Sequence[Handoff], roster: Roster) -> ValidatedPlan:
                     "tool_allow": allow,
                     "max_steps": max_steps,
                     "timeout_s": timeout_s,
+                    "attempt": 1,  # retries are recovery's to count, never the planner's
                 }
             )
         )
+    # A packet that depended on a dropped duplicate depends on the one that was kept.
+    kept = [
+        p.model_copy(update={"depends_on": tuple(renamed.get(d, d) for d in p.depends_on)})
+        if any(d in renamed for d in p.depends_on)
+        else p
+        for p in kept
+    ]
     return ValidatedPlan(packets=topological_order(kept), notes=notes)
 
 

@@ -58,13 +58,25 @@ def pending_packets(state: MusterState) -> list[Handoff]:
     return [p for p in state.get("packets") or [] if (p.id, p.attempt) not in done]
 
 
+def satisfying_report(dependency: str, current: dict[str, Report]) -> Report | None:
+    """The ok report that satisfies a dependency: the packet's own, or that of the worker it
+    was reassigned to (`<id>-via-<worker>`)."""
+    own = current.get(dependency)
+    if own is not None and own.status == "ok":
+        return own
+    for packet_id, report in current.items():
+        if packet_id.startswith(f"{dependency}-via-") and report.status == "ok":
+            return report
+    return None
+
+
 def ready_packets(state: MusterState) -> list[Handoff]:
     """Pending packets whose prerequisites all have a usable (ok) report."""
     current = current_reports(state.get("reports") or [])
     return [
         packet
         for packet in pending_packets(state)
-        if all(d in current and current[d].status == "ok" for d in packet.depends_on)
+        if all(satisfying_report(d, current) is not None for d in packet.depends_on)
     ]
 
 
@@ -75,7 +87,9 @@ def with_dependency_findings(packet: Handoff, state: MusterState) -> Handoff:
     current = current_reports(state.get("reports") or [])
     inputs = dict(packet.inputs)
     for dependency in packet.depends_on:
-        report = current[dependency]
+        report = satisfying_report(dependency, current)
+        if report is None:
+            continue
         for finding in report.findings:
             inputs[f"{dependency}.{finding.id}"] = f"{finding.tool}: {finding.observation[:2000]}"
     return packet.model_copy(update={"inputs": inputs})

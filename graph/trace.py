@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import uuid
 from pathlib import Path
@@ -23,8 +24,14 @@ def trace_dir() -> Path:
     return Path(os.environ.get("MUSTER_TRACE_DIR") or DEFAULT_TRACE_DIR)
 
 
+THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+"""Thread ids name files (traces), so they are plain names: no slashes, no '..' tricks."""
+
+
 def trace_path(thread_id: str, directory: Path | None = None) -> Path:
     """The JSONL file for one thread."""
+    if not THREAD_ID.match(thread_id):
+        raise ValueError(f"thread id {thread_id!r} is not a plain name")
     return (directory or trace_dir()) / f"{thread_id}.jsonl"
 
 

@@ -209,6 +209,8 @@ def test_cli_demo_run_json_strict_msgpack_and_no_unregistered_warnings(
         (["run", "hi", "--model", "nonsense"], "unknown model"),
         (["run", "hi", "--servers", "{servers}"], "servers"),
         (["threads", "--db", "{garbage}"], "not a SQLite file"),
+        (["run", "hi", "--thread", "../escaped/x"], "--thread"),
+        (["run", "hi", "--model", "offline:nan"], "unknown model"),
     ],
 )
 def test_cli_bad_input_is_one_line_and_exit_2(

@@ -104,3 +104,15 @@ def test_packets_come_out_in_dependency_order() -> None:
     later = packet("later", depends_on=("first",), inputs={"query": "l"})
     first = packet("first")
     assert [p.id for p in validate_plan([later, first], ROSTER).packets] == ["first", "later"]
+
+
+def test_duplicate_ids_are_refused_and_dependents_follow_the_kept_duplicate() -> None:
+    with pytest.raises(PlanError, match="more than once"):
+        validate_plan([packet("a"), packet("a", inputs={"query": "other"})], ROSTER)
+    same = {"objective": "Find KB-201.", "inputs": {"query": "duplicate"}}
+    kept, dropped = packet("k", **same), packet("d", **same)
+    later = packet("later", depends_on=("d",), inputs={"query": "l"}, attempt=7)
+    result = validate_plan([kept, dropped, later], ROSTER)
+    assert [p.id for p in result.packets] == ["k", "later"]
+    assert result.packets[1].depends_on == ("k",)
+    assert result.packets[1].attempt == 1  # retries are counted by recovery, not planners

@@ -297,7 +297,10 @@ def load_model_factory(name: str) -> ModelFactory:
     if name == "offline" or name.startswith("offline:"):
         delay_ms = name.partition(":")[2] or "0"
         try:
-            return offline_factory(turn_delay_s=float(delay_ms.removesuffix("ms")) / 1000)
+            delay_s = float(delay_ms.removesuffix("ms")) / 1000
+            if not 0 <= delay_s < 60:  # also refuses nan and inf
+                raise ValueError(delay_ms)
+            return offline_factory(turn_delay_s=delay_s)
         except ValueError:
             raise UnknownModelError(
                 f"unknown model {name!r}: use 'offline' or 'offline:<ms>', e.g. offline:100"
@@ -311,11 +314,11 @@ def load_model_factory(name: str) -> ModelFactory:
         from langchain.chat_models import init_chat_model
     except ImportError:
         raise UnknownModelError(
-            f"model {name!r} needs LangChain's init_chat_model: pip install 'muster[providers]'"
+            f"model {name!r} needs LangChain's init_chat_model: pip install 'muster[{provider}]'"
         ) from None
     try:
         model = init_chat_model(model_name, model_provider=provider)
-    except (ImportError, ValueError) as error:
+    except Exception as error:  # a missing key or package, an unknown provider: all config
         detail = " ".join(str(error).split())  # one line: the CLI prints errors on one line
         raise UnknownModelError(f"cannot build model {name!r}: {detail}") from None
     return lambda worker: model
