@@ -49,6 +49,8 @@ from langgraph.types import StateSnapshot
 
 from checkpoints.saver import check_db_path, resolve_db_path
 from checkpoints.threads import ThreadStatus, status_of, thread_config, waiting_on
+from graph.llm_planner import make_llm_planner
+from graph.plan import Planner, plan_ticket
 from graph.runner import Graph, Runtime, open_runtime, open_store, stream_run
 from workers.contracts import Answer, Report
 from workers.errors import ConfigError
@@ -658,6 +660,7 @@ class BatchOptions:
     db_exists: bool
     servers: ServersConfig
     models: ModelFactory
+    planner: Planner
     as_json: bool
 
 
@@ -671,6 +674,15 @@ def batch_options(args: argparse.Namespace) -> BatchOptions:
     )
     db = resolve_db_path(getattr(args, "db", None))
     check_db_path(db)
+    model_name = getattr(args, "model", None) or "offline"
+    models = load_model_factory(model_name)
+    planner: Planner = plan_ticket
+    if getattr(args, "planner", "rules") == "llm":
+        if model_name.startswith("offline"):
+            raise ConfigError(
+                "--planner llm needs a provider model, e.g. --model openai:gpt-4o-mini"
+            )
+        planner = make_llm_planner(models("planner"))
     return BatchOptions(
         path=path,
         tickets=tickets,
@@ -680,7 +692,8 @@ def batch_options(args: argparse.Namespace) -> BatchOptions:
         db=db,
         db_exists=db.exists(),
         servers=servers,
-        models=load_model_factory(getattr(args, "model", None) or "offline"),
+        models=models,
+        planner=planner,
         as_json=bool(getattr(args, "json", False)),
     )
 
@@ -711,7 +724,9 @@ async def cmd_batch(args: argparse.Namespace) -> int:
             controls: set[RunControl] = set()
             stop = asyncio.Event()
             async with (
-                open_runtime(db=opts.db, servers=opts.servers, models=opts.models) as rt,
+                open_runtime(
+                    db=opts.db, servers=opts.servers, models=opts.models, planner=opts.planner
+                ) as rt,
                 rt.lanes(min(opts.concurrency, todo, MAX_LANES)) as lanes,
             ):
                 installed = _install_signal_handlers(controls, stop, progress)

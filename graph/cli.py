@@ -272,7 +272,13 @@ async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> 
 async def cmd_approve(args: argparse.Namespace) -> int:
     def decision(pending: dict[str, Any]) -> dict[str, Any]:
         # The approval carries the digest the human was shown; it is checked against the
-        # action again in the graph, so it cannot approve anything else.
+        # action again in the graph, so it cannot approve anything else. --digest lets the
+        # human bind the decision to what they read in `muster show`.
+        if args.digest and not pending["digest"].startswith(args.digest):
+            raise MusterError(
+                f"the pending action's digest {pending['digest'][:16]}… does not start with "
+                f"{args.digest!r}; run `muster show {args.thread}` again"
+            )
         return {
             "approved": not args.reject,
             "digest": pending["digest"],
@@ -398,6 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument("--reject", action="store_true", help="reject instead of approving")
     approve.add_argument("--note", help="why, for the audit log")
     approve.add_argument("--by", help="who decides (default: the current user)")
+    approve.add_argument(
+        "--digest", help="the digest (or its start) shown by `muster show`; refuse if different"
+    )
     clarify = commands.add_parser(
         "clarify", parents=[common, running], help="answer a worker's clarifying question"
     )

@@ -463,3 +463,16 @@ async def test_model_that_follows_the_injection_has_its_proposal_rejected(
     assert refund_rows(muster_env, "999") == []
     assert all_run_refunds(muster_env) == []
     assert refund_calls(muster_env) == []
+
+
+async def test_approval_bound_to_the_digest_the_human_read(muster_env: MusterEnv) -> None:
+    thread = "digest-check"
+    pending = await start_waiting_thread(muster_env, thread, REFUND_TICKET)
+    wrong = muster_env.cli("approve", thread, "--digest", "0000", timeout=CLI_TIMEOUT_S)
+    assert wrong.returncode == EXIT_BAD_INPUT and "does not start with '0000'" in wrong.stderr
+    assert refund_rows(muster_env, "12345") == []
+    right = muster_env.cli(
+        "approve", thread, "--digest", pending["digest"][:12], timeout=CLI_TIMEOUT_S
+    )
+    assert right.returncode == EXIT_OK, right.stderr
+    assert len(refund_rows(muster_env, "12345")) == 1
