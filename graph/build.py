@@ -27,7 +27,8 @@ from langgraph.types import interrupt
 from graph.approval import act, approve, route_actions
 from graph.collect import collect
 from graph.dispatch import dispatch, dispatch_failed
-from graph.plan import validate_plan
+from graph.facts import resolve_shared_facts
+from graph.plan import find_order_ids, validate_plan
 from graph.recover import plan_recovery, route_after_collect, unrecovered_failures
 from graph.services import Services, services_for
 from graph.state import InputState, MusterState
@@ -43,13 +44,15 @@ async def plan(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]
     if inspect.isawaitable(planned):  # an LLM planner must not block the event loop
         planned = await planned
     validated = validate_plan(planned, services.roster)
-    services.trace_node(
-        "plan",
-        outcome="ok",
-        packets=[p.id for p in validated.packets],
-        notes=validated.notes,
+    order_ids = find_order_ids(state["request"]) + [
+        p.inputs["order_id"] for p in validated.packets if "order_id" in p.inputs
+    ]
+    packets, fact_notes = await resolve_shared_facts(
+        validated.packets, order_ids, hub=services.hub, roster=services.roster
     )
-    return {"packets": validated.packets, "plan_notes": validated.notes}
+    notes = validated.notes + fact_notes
+    services.trace_node("plan", outcome="ok", packets=[p.id for p in packets], notes=notes)
+    return {"packets": packets, "plan_notes": notes}
 
 
 async def recover(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.approval import latest_actions
+from graph.facts import SHARED_CALL_PREFIX
 from graph.recover import ESCALATION_WORKER, current_reports, pending_packets
 from graph.services import Services, services_for
 from graph.state import MusterState
@@ -50,15 +51,25 @@ def summarize_text(text: str, *, limit: int = 320) -> str:
     return summary if len(summary) <= limit else summary[: limit - 1] + "…"
 
 
-def _report_lines(report: Report) -> list[str]:
+def _report_lines(report: Report, shown: set[str]) -> list[str]:
+    """The answer's lines for one report; a shared fact (one call, given to several workers)
+    is shown once, under the first report that carries it."""
     if report.fallback:
         return [f"- {report.worker} (FALLBACK): {report.note}"]
     if report.status == "failed":
         last_line = report.note.splitlines()[-1] if report.note else ""
         return [f"- {report.worker} FAILED ({report.reason}): {last_line}"]
-    if not report.findings:
-        return [f"- {report.worker}: {' '.join(report.note.split())[:600]}"]
-    return [f"- {report.worker}: {f.tool} → {summarize_observation(f)}" for f in report.findings]
+    shared = [f for f in report.findings if f.call_id.startswith(SHARED_CALL_PREFIX)]
+    own = [f for f in report.findings if f not in shared]
+    lines = [
+        f"- shared fact: {f.tool} → {summarize_observation(f)}"
+        for f in shared
+        if f.call_id not in shown
+    ]
+    shown.update(f.call_id for f in shared)
+    if not own:  # nothing observed by this worker itself: its note is what it adds
+        return lines + [f"- {report.worker}: {' '.join(report.note.split())[:600]}"]
+    return lines + [f"- {report.worker}: {f.tool} → {summarize_observation(f)}" for f in own]
 
 
 def _args(args: dict[str, Any]) -> str:
@@ -136,8 +147,9 @@ def compose_answer(state: MusterState) -> Answer:
     )
 
     lines = [f"Request: {' '.join(state['request'].split())}", "", "What the specialists found:"]
+    shown: set[str] = set()
     for report in reports.values():
-        lines += _report_lines(report)
+        lines += _report_lines(report, shown)
     if actions:
         lines += ["", "Actions:"]
         lines += [_action_line(a) for a in actions]

@@ -347,3 +347,21 @@ def test_signal_drains_checkpoints_and_resume_completes(
     assert payload["answer"]["status"] == "complete"
     assert sorted(r["worker"] for r in payload["reports"]) == ["billing", "comms", "policy"]
     assert count_calls(muster_env.call_log, server="orders", tool="find_order") == 1
+
+
+async def test_shared_order_record_is_resolved_once_in_plan_for_every_packet_needing_it(
+    muster_env: MusterEnv,
+) -> None:
+    values, _ = await run_ticket(muster_env)
+    packets = {p.recipient: p for p in values["packets"]}
+    facts = {worker: [f.call_id for f in p.facts] for worker, p in packets.items()}
+    # Billing and policy need the order record (roster `needs`); comms does not.
+    assert facts == {"billing": ["shared-12345"], "policy": ["shared-12345"], "comms": []}
+    assert packets["billing"].facts == packets["policy"].facts
+    assert any("resolved order_record 12345 once" in note for note in values["plan_notes"])
+    # Fetched once, by the plan; billing did not fetch it again but cites it as evidence.
+    assert count_calls(muster_env.call_log, server="orders", tool="find_order") == 1
+    billing = by_worker(values["reports"])["billing"][0]
+    assert [c.tool for c in billing.tool_calls] == ["orders.refund_status"]
+    assert [f.tool for f in billing.findings] == ["orders.find_order", "orders.refund_status"]
+    assert values["unverified"] == [] and values["answer"].status == "complete"

@@ -37,6 +37,23 @@ def digest(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:16]
 
 
+class Finding(BaseModel):
+    """One fact established by one successful tool call, with the evidence attached."""
+
+    id: str
+    """`F1`, `F2`… unique within a report; claims cite it."""
+    tool: str
+    """The tool call it came from."""
+    call_id: str
+    """The tool-call id it came from."""
+    args: dict[str, Any]
+    """The arguments of that call."""
+    observation: str
+    """The (size-capped) text the tool returned."""
+    source: Literal["tool", "fallback"] = "tool"
+    """`fallback` when recovery put in a cached substitute instead of a live observation."""
+
+
 class Handoff(BaseModel):
     """One sub-task for one worker: everything the worker can see, and nothing more."""
 
@@ -64,6 +81,9 @@ class Handoff(BaseModel):
     """Ids of packets whose reports this packet needs before it can start."""
     attempt: int = 1
     """1 for the first dispatch; recovery re-dispatches with a higher attempt."""
+    facts: tuple[Finding, ...] = ()
+    """Shared facts the supervisor already resolved through the hub (the order record): the
+    worker starts with them as findings instead of fetching them again."""
 
     def fingerprint(self) -> str:
         """Identity for de-duplication: the same worker asked the same thing with the same
@@ -91,23 +111,6 @@ class ToolCallRecord(BaseModel):
     """The hub's outcome: ok, not_allowed, unknown_tool, tool_error, timeout, unavailable."""
     duration_ms: float
     """Time spent in the hub for this call."""
-
-
-class Finding(BaseModel):
-    """One fact established by one successful tool call, with the evidence attached."""
-
-    id: str
-    """`F1`, `F2`… unique within a report; claims cite it."""
-    tool: str
-    """The tool call it came from."""
-    call_id: str
-    """The tool-call id it came from."""
-    args: dict[str, Any]
-    """The arguments of that call."""
-    observation: str
-    """The (size-capped) text the tool returned."""
-    source: Literal["tool", "fallback"] = "tool"
-    """`fallback` when recovery put in a cached substitute instead of a live observation."""
 
 
 class ProposedAction(BaseModel):

@@ -37,7 +37,7 @@ from workers.control_tools import (
     control_tool_schemas,
 )
 from workers.hub import CallOutcome, ToolCallResult, ToolHub, ToolSpec
-from workers.models import INPUTS_PREFIX, OBJECTIVE_PREFIX
+from workers.models import FACTS_PREFIX, INPUTS_PREFIX, OBJECTIVE_PREFIX
 from workers.proposals import REFUND_TOOL, review_proposal, suggest_refund
 from workers.roster import WorkerSpec
 from workers.tool_names import alias_map, to_model_name
@@ -88,9 +88,23 @@ def packet_prompt(packet: Handoff) -> str:
         [
             f"{OBJECTIVE_PREFIX}{packet.objective}",
             f"{INPUTS_PREFIX}{json.dumps(packet.inputs, sort_keys=True)}",
+            *(
+                [f"{FACTS_PREFIX}{json.dumps([_fact(f) for f in packet.facts])}"]
+                if packet.facts
+                else []
+            ),
             f"Return: a short note answering the objective ({packet.return_contract}).",
         ]
     )
+
+
+def _fact(finding: Finding) -> dict[str, Any]:
+    """A shared fact as the model is shown it: which tool said what, under the tool's alias."""
+    return {
+        "tool": to_model_name(finding.tool),
+        "args": finding.args,
+        "result": finding.observation,
+    }
 
 
 def system_prompt(spec: WorkerSpec) -> str:
@@ -152,7 +166,11 @@ async def run_worker(
         HumanMessage(packet_prompt(packet)),
     ]
     records: list[ToolCallRecord] = []
-    findings: list[Finding] = []
+    # Shared facts the supervisor resolved are evidence from the start (F1, F2, ...).
+    findings: list[Finding] = [
+        fact.model_copy(update={"id": f"F{i}"}) for i, fact in enumerate(packet.facts, 1)
+    ]
+    given = len(findings)
     repeats: Counter[str] = Counter()
     proposals: list[ProposedAction] = []  # what the model proposed
     accepted: list[ProposedAction] = []  # what passed review, for the report
@@ -195,7 +213,9 @@ async def run_worker(
         if steps >= packet.max_steps:
             outcomes = [CallOutcome(r.outcome) for r in records]
             backend_down = (
-                bool(outcomes) and not findings and _failure_reason(outcomes) != "tool_error"
+                bool(outcomes)
+                and len(findings) == given
+                and _failure_reason(outcomes) != "tool_error"
             )
             reason: FailureReason = _failure_reason(outcomes) if backend_down else "budget"
             return report(
@@ -228,7 +248,7 @@ async def run_worker(
             }
         )
         if not reply.tool_calls:
-            return _final_report(report, records, findings, str(reply.content))
+            return _final_report(report, records, findings[given:], str(reply.content))
 
         # The history keeps the aliases the model used; everything past here (control
         # handling, loop guard, hub, records, findings, events) sees exact names. A name
@@ -317,7 +337,8 @@ def _final_report(
     findings: list[Finding],
     note: str,
 ) -> Report:
-    """A final answer is ok if it rests on at least one observation, or if no tool was tried."""
+    """A final answer is ok if it rests on at least one observation of its own (`findings`
+    excludes the shared facts it was given), or if no tool was tried."""
     if findings or not records:
         return report("ok", None, note)
     return report("failed", _failure_reason([CallOutcome(r.outcome) for r in records]), note)

@@ -34,6 +34,9 @@ from workers.errors import UnknownModelError
 INPUTS_PREFIX = "Inputs: "
 """The packet prompt carries its inputs as one JSON line starting with this prefix."""
 
+FACTS_PREFIX = "Facts: "
+"""Shared facts already resolved by the supervisor: one JSON list of {tool, args, result}."""
+
 OBJECTIVE_PREFIX = "Objective: "
 """The packet prompt carries its objective on one line starting with this prefix."""
 
@@ -120,6 +123,25 @@ def read_packet(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, str]]:
     return objective, inputs
 
 
+def read_facts(messages: Sequence[BaseMessage]) -> list[tuple[str, dict[str, Any], str]]:
+    """The shared facts in the packet prompt: (tool, args, result) already observed."""
+    for message in messages:
+        if not isinstance(message, HumanMessage):
+            continue
+        for line in str(message.content).splitlines():
+            if line.startswith(FACTS_PREFIX):
+                try:
+                    parsed = json.loads(line[len(FACTS_PREFIX) :])
+                except json.JSONDecodeError:
+                    return []
+                return [
+                    (str(f["tool"]), dict(f.get("args") or {}), str(f.get("result", "")))
+                    for f in parsed
+                    if isinstance(f, dict) and "tool" in f
+                ]
+    return []
+
+
 def _fill_arguments(tool: dict[str, Any], inputs: dict[str, str]) -> dict[str, Any] | None:
     """Arguments for `tool` taken from the packet inputs by parameter name, or None when a
     required parameter has no matching input."""
@@ -175,6 +197,9 @@ class OfflineChatModel(_ToolBindingModel):
         attempts: dict[str, int] = {}
         succeeded: set[str] = set()
         observed: list[tuple[str, dict[str, Any], str, bool]] = []
+        for name, args, result in read_facts(messages):  # given, so never fetched again
+            succeeded.add(name + canonical_json(args))
+            observed.append((name, args, result, True))
         for message in messages:
             if isinstance(message, ToolMessage) and message.tool_call_id in calls:
                 name, args = calls[message.tool_call_id]

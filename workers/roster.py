@@ -31,6 +31,9 @@ class WorkerSpec(BaseModel):
     """Allowlist entries (exact names or `server.` prefixes): the most a packet may grant."""
     capabilities: tuple[str, ...] = ()
     """What the worker can stand in for when another fails (used to reassign work)."""
+    needs: tuple[str, ...] = ()
+    """Shared facts the supervisor resolves once and attaches to this worker's packets
+    (`order_record`)."""
     proposes: tuple[str, ...] = ()
     """Write tools this worker may *propose* (never call); the graph runs them after approval."""
     max_steps: int = Field(default=3, ge=1, le=20)
