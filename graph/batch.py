@@ -49,6 +49,7 @@ from langgraph.types import StateSnapshot
 
 from checkpoints.saver import check_db_path, resolve_db_path
 from checkpoints.threads import ThreadStatus, status_of, thread_config, waiting_on
+from graph.limits import RunLimits
 from graph.llm_planner import make_llm_planner
 from graph.plan import Planner, plan_ticket
 from graph.runner import Graph, Runtime, open_runtime, open_store, stream_run
@@ -661,6 +662,7 @@ class BatchOptions:
     servers: ServersConfig
     models: ModelFactory
     planner: Planner
+    limits: RunLimits
     as_json: bool
 
 
@@ -694,6 +696,11 @@ def batch_options(args: argparse.Namespace) -> BatchOptions:
         servers=servers,
         models=models,
         planner=planner,
+        limits=RunLimits(
+            max_steps=getattr(args, "max_steps", None) or RunLimits.max_steps,
+            max_tokens=getattr(args, "max_tokens", None) or RunLimits.max_tokens,
+            deadline_at=time.time() + args.deadline if getattr(args, "deadline", None) else None,
+        ),
         as_json=bool(getattr(args, "json", False)),
     )
 
@@ -725,7 +732,11 @@ async def cmd_batch(args: argparse.Namespace) -> int:
             stop = asyncio.Event()
             async with (
                 open_runtime(
-                    db=opts.db, servers=opts.servers, models=opts.models, planner=opts.planner
+                    db=opts.db,
+                    servers=opts.servers,
+                    models=opts.models,
+                    planner=opts.planner,
+                    limits=opts.limits,
                 ) as rt,
                 rt.lanes(min(opts.concurrency, todo, MAX_LANES)) as lanes,
             ):

@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,6 +32,8 @@ from checkpoints.audit import AuditLog
 from checkpoints.saver import resolve_db_path
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
 from graph.batch import add_batch_parser, cmd_batch
+from graph.facts import SHARED_CALL_PREFIX
+from graph.limits import RunLimits
 from graph.llm_planner import make_llm_planner
 from graph.runner import Runtime, open_runtime, open_store, stream_run
 from graph.scenarios import SCENARIOS
@@ -69,7 +72,7 @@ class Progress:
                 self.line(f"  {packet.recipient:<10} tools: {', '.join(tools) or '(none)'}")
             for note in update.get("plan_notes") or []:
                 self.line(f"  note: {note}")
-        elif node == "dispatch":
+        elif node in ("dispatch", "__error_handler__dispatch"):
             for report in update.get("reports") or []:
                 self.line(f"{self._mark(report.status == 'ok')} {describe_report(report)}")
         elif node == "recover":
@@ -84,7 +87,10 @@ class Progress:
 def describe_report(report: Report) -> str:
     """One line per report: worker, status, reason, evidence."""
     status = "ok" if report.status == "ok" else f"failed ({report.reason})"
-    tools = ", ".join(f.tool for f in report.findings)
+    tools = ", ".join(
+        f.tool + (" (shared fact)" if f.call_id.startswith(SHARED_CALL_PREFIX) else "")
+        for f in report.findings
+    )
     errors = sum(1 for c in report.tool_calls if c.outcome != "ok")
     extra = f", {errors} tool errors" if errors else ""
     return (
@@ -143,7 +149,18 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, Any]:
                 f"unknown scenario {scenario_name!r}; known: {', '.join(sorted(SCENARIOS))}"
             )
         models = SCENARIOS[scenario_name].models()
-    options: dict[str, Any] = {"db": args.db, "servers": servers, "models": models}
+    limits = RunLimits()
+    limits = RunLimits(
+        max_steps=args.max_steps or limits.max_steps,
+        max_tokens=args.max_tokens or limits.max_tokens,
+        deadline_at=time.time() + args.deadline if args.deadline else None,
+    )
+    options: dict[str, Any] = {
+        "db": args.db,
+        "servers": servers,
+        "models": models,
+        "limits": limits,
+    }
     if getattr(args, "planner", "rules") == "llm":
         if args.model.startswith("offline"):
             raise MusterError(
@@ -358,6 +375,14 @@ async def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def positive_int(text: str) -> int:
+    """argparse type for limits: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="muster",
@@ -376,6 +401,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="offline, offline:<ms> or provider:model (default: offline)",
     )
     running.add_argument("--json", action="store_true", help="print the answer and reports as JSON")
+    running.add_argument(
+        "--max-steps", type=positive_int, help="total worker steps for the run (default 60)"
+    )
+    running.add_argument(
+        "--max-tokens", type=positive_int, help="total tokens for the run (default 200000)"
+    )
+    running.add_argument(
+        "--deadline", type=float, metavar="SECONDS", help="wall-clock limit for this invocation"
+    )
     running.add_argument(
         "--planner",
         choices=["rules", "llm"],

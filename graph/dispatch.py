@@ -84,7 +84,8 @@ async def dispatch_failed(
         status="failed",
         reason="timeout" if timed_out else "crashed",
         note=(
-            f"stopped by the packet's {packet.timeout_s:g}s timeout"
+            f"stopped after {getattr(cause, 'timeout', packet.timeout_s):g}s "
+            "(the packet's timeout, or the run's deadline if sooner)"
             if timed_out
             else f"worker raised {type(cause).__name__}: {cause}"
         ),
