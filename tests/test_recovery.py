@@ -365,3 +365,15 @@ async def test_shared_order_record_is_resolved_once_in_plan_for_every_packet_nee
     assert [c.tool for c in billing.tool_calls] == ["orders.refund_status"]
     assert [f.tool for f in billing.findings] == ["orders.find_order", "orders.refund_status"]
     assert values["unverified"] == [] and values["answer"].status == "complete"
+
+
+def test_cli_run_limits_stop_new_work(muster_env: MusterEnv) -> None:
+    result = muster_env.cli(
+        "run", DEMO_TICKET, "--max-steps", "5", "--json", extra_env={"MUSTER_POLICY_MODE": "broken"}
+    )
+    assert result.returncode == 3, result.stderr
+    answer = json.loads(result.stdout)["answer"]
+    assert answer["status"] == "partial"
+    assert answer["stop_reason"].startswith("step budget: 6 of 5")
+    bad = muster_env.cli("run", DEMO_TICKET, "--max-steps", "0")
+    assert bad.returncode == 2 and "must be at least 1" in bad.stderr
