@@ -696,10 +696,10 @@ def batch_options(args: argparse.Namespace) -> BatchOptions:
         servers=servers,
         models=models,
         planner=planner,
-        limits=RunLimits(
-            max_steps=getattr(args, "max_steps", None) or RunLimits.max_steps,
-            max_tokens=getattr(args, "max_tokens", None) or RunLimits.max_tokens,
-            deadline_at=time.time() + args.deadline if getattr(args, "deadline", None) else None,
+        limits=RunLimits.from_options(
+            max_steps=getattr(args, "max_steps", None),
+            max_tokens=getattr(args, "max_tokens", None),
+            deadline_s=getattr(args, "deadline", None),
         ),
         as_json=bool(getattr(args, "json", False)),
     )

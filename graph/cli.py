@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any, TextIO
@@ -149,11 +148,8 @@ def _runtime_options(args: argparse.Namespace) -> dict[str, Any]:
                 f"unknown scenario {scenario_name!r}; known: {', '.join(sorted(SCENARIOS))}"
             )
         models = SCENARIOS[scenario_name].models()
-    limits = RunLimits()
-    limits = RunLimits(
-        max_steps=args.max_steps or limits.max_steps,
-        max_tokens=args.max_tokens or limits.max_tokens,
-        deadline_at=time.time() + args.deadline if args.deadline else None,
+    limits = RunLimits.from_options(
+        max_steps=args.max_steps, max_tokens=args.max_tokens, deadline_s=args.deadline
     )
     options: dict[str, Any] = {
         "db": args.db,

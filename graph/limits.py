@@ -19,6 +19,19 @@ class RunLimits:
     deadline_at: float | None = None
     """Epoch seconds after which no new work starts (None: no deadline)."""
 
+    @classmethod
+    def from_options(
+        cls, *, max_steps: int | None, max_tokens: int | None, deadline_s: float | None
+    ) -> RunLimits:
+        """Limits from command-line options; an option left unset keeps its default, and the
+        deadline counts from now."""
+        defaults = cls()
+        return cls(
+            max_steps=max_steps or defaults.max_steps,
+            max_tokens=max_tokens or defaults.max_tokens,
+            deadline_at=time.time() + deadline_s if deadline_s else None,
+        )
+
     def remaining_s(self) -> float | None:
         """Seconds until the deadline, or None when there is none."""
         return None if self.deadline_at is None else self.deadline_at - time.time()

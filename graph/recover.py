@@ -27,7 +27,14 @@ from graph.fallbacks import FALLBACKS
 from graph.plan import find_order_ids
 from graph.services import Services, passed_services
 from graph.state import MusterState
-from workers.contracts import Finding, Handoff, RecoveryRecord, Report
+from workers.contracts import (
+    FailureReason,
+    Finding,
+    Handoff,
+    RecoveryRecord,
+    Report,
+    Strategy,
+)
 from workers.roster import Roster
 
 ESCALATION_WORKER = "escalation"
@@ -123,15 +130,27 @@ def route_after_collect(
     return "verify"
 
 
-def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
-    budget = packet.max_steps * 2 if report.reason == "budget" else packet.max_steps
-    retry = packet.model_copy(update={"attempt": packet.attempt + 1, "max_steps": budget})
-    record = RecoveryRecord(
+def _record(
+    report: Report, strategy: Strategy, detail: str, reason: FailureReason | None = None
+) -> RecoveryRecord:
+    """The record of one recovery step taken for `report`."""
+    return RecoveryRecord(
         packet_id=report.packet_id,
         worker=report.worker,
         attempt=report.attempt,
+        reason=reason or report.reason or "tool_error",
+        strategy=strategy,
+        detail=detail,
+    )
+
+
+def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
+    budget = packet.max_steps * 2 if report.reason == "budget" else packet.max_steps
+    retry = packet.model_copy(update={"attempt": packet.attempt + 1, "max_steps": budget})
+    record = _record(
+        report,
+        "retry",
         reason=report.reason or "budget",
-        strategy="retry",
         detail=(
             f"retried {report.worker} once with double the budget ({retry.max_steps} steps)"
             if report.reason == "budget"
@@ -165,12 +184,9 @@ def _fallback(report: Report, packet: Handoff, why: str) -> tuple[RecoveryRecord
         ],
         note=f"FALLBACK: {snapshot.name} taken on {snapshot.taken_on}: {text}",
     )
-    record = RecoveryRecord(
-        packet_id=report.packet_id,
-        worker=report.worker,
-        attempt=report.attempt,
-        reason=report.reason or "tool_error",
-        strategy="fallback",
+    record = _record(
+        report,
+        "fallback",
         detail=f"{report.worker} failed ({why}); replaced by the {snapshot.name} "
         f"taken on {snapshot.taken_on}",
     )
@@ -197,12 +213,9 @@ def _reassign(
             max_steps=spec.max_steps,
             timeout_s=packet.timeout_s,
         )
-        record = RecoveryRecord(
-            packet_id=report.packet_id,
-            worker=report.worker,
-            attempt=report.attempt,
-            reason=report.reason or "tool_error",
-            strategy="reassign",
+        record = _record(
+            report,
+            "reassign",
             detail=f"{report.worker} failed ({why}); reassigned to {spec.name} "
             f"(packet {stand_in.id})",
         )
@@ -276,12 +289,10 @@ def plan_recovery(
             answer = clarifications[report.packet_id]
             packets.append(clarified(packet, answer))
             records.append(
-                RecoveryRecord(
-                    packet_id=report.packet_id,
-                    worker=report.worker,
-                    attempt=report.attempt,
+                _record(
+                    report,
+                    "clarify",
                     reason="ambiguous",
-                    strategy="clarify",
                     detail=f"{report.worker} asked {report.note!r}; a human answered "
                     f"{answer!r} and it ran again",
                 )
@@ -306,12 +317,9 @@ def plan_recovery(
                     continue
         escalation = escalation_packet(report, packet, roster)
         records.append(
-            RecoveryRecord(
-                packet_id=report.packet_id,
-                worker=report.worker,
-                attempt=report.attempt,
-                reason=reason or "tool_error",
-                strategy="escalate",
+            _record(
+                report,
+                "escalate",
                 detail=(
                     f"{report.worker} failed ({why}); escalated to a human"
                     + (f" with a hand-off summary (packet {escalation.id})" if escalation else "")

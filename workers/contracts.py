@@ -24,6 +24,8 @@ FailureReason = Literal[
 error handler; the others are reported by the worker loop itself."""
 
 ReportStatus = Literal["ok", "failed"]
+Strategy = Literal["retry", "fallback", "reassign", "escalate", "clarify"]
+"""What recovery did about a failed report."""
 AnswerStatus = Literal["complete", "partial", "failed"]
 
 
@@ -174,7 +176,7 @@ class RecoveryRecord(BaseModel):
     """Which dispatch of the packet failed."""
     reason: FailureReason
     """Why it failed."""
-    strategy: Literal["retry", "fallback", "reassign", "escalate", "clarify"]
+    strategy: Strategy
     """What recovery did."""
     detail: str
     """What replaced the failed work, in words a human can check."""
