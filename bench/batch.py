@@ -66,16 +66,16 @@ os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
 os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
 os.environ["MUSTER_POLICY_MODE"] = "healthy"
 
-import graph.batch  # noqa: E402 - after the environment is set
+import graph.app.batch  # noqa: E402 - after the environment is set
 from checkpoints.threads import thread_config  # noqa: E402
-from graph.batch import (  # noqa: E402
+from graph.app.batch import (  # noqa: E402
     MAX_LANES,
     BatchPlan,
     BatchProgress,
     load_tickets,
     run_batch,
 )
-from graph.runner import Runtime, open_runtime, stream_run  # noqa: E402
+from graph.app.runtime import Runtime, open_runtime, stream_run  # noqa: E402
 from workers.models import load_model_factory  # noqa: E402
 
 TICKETS = ROOT / "examples" / "black_friday.jsonl"
@@ -183,7 +183,7 @@ async def one_run(
             finally:
                 latencies.append(time.perf_counter() - started)
 
-        graph.batch.stream_run = timed_stream_run
+        graph.app.batch.stream_run = timed_stream_run
         lags: list[float] = []
         stop = asyncio.Event()
 
@@ -214,7 +214,7 @@ async def one_run(
             profile.disable()
         stop.set()
         await watcher
-        graph.batch.stream_run = stream_run
+        graph.app.batch.stream_run = stream_run
         conn.commit = original_commit
     not_finished = [r.ticket.id for r in results if r.outcome in ("unfinished", "failed")]
     if drained or len(results) != len(tickets) or not_finished:

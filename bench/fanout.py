@@ -68,9 +68,9 @@ os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
 os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
 os.environ["MUSTER_POLICY_MODE"] = "healthy"
 
+from graph.app.runtime import Runtime, open_runtime, stream_run  # noqa: E402
 from graph.limits import RunLimits  # noqa: E402 - after the environment is set
-from graph.plan import DEFAULT_TIMEOUT_S, Planner  # noqa: E402
-from graph.runner import Runtime, open_runtime, stream_run  # noqa: E402
+from graph.planners import DEFAULT_TIMEOUT_S, Planner  # noqa: E402
 from servers.call_log import count_calls  # noqa: E402
 from workers.contracts import Handoff  # noqa: E402
 from workers.hub import ToolHub  # noqa: E402

@@ -33,8 +33,11 @@ from mcp.client.stdio import stdio_client
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from anywhere, as `python bench/hub_latency.py`
 
-from workers.hub import ToolHub  # noqa: E402
-from workers.servers_config import DEFAULT_SERVERS_FILE, load_servers_config  # noqa: E402
+from workers.hub import (  # noqa: E402
+    DEFAULT_SERVERS_FILE,
+    ToolHub,  # noqa: E402
+    load_servers_config,
+)
 
 ARGS = {"order_id": "12345"}
 WARMUP = 20

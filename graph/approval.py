@@ -22,9 +22,8 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graph.recover import current_reports
 from graph.services import Services, services_for
-from graph.state import MusterState
+from graph.state import MusterState, current_reports, latest_actions
 from servers.approval import action_digest, mint_token, secret_from_env
 from workers.contracts import ActionRecord, ProposedAction
 
@@ -57,14 +56,6 @@ def idempotency_key(thread: str, action: ProposedAction) -> str:
 def approval_digest(action: ProposedAction, key: str) -> str:
     """The digest a human approves: exact tool name, arguments and idempotency key."""
     return action_digest(action.tool, {**action.args, "idempotency_key": key})
-
-
-def latest_actions(state: MusterState) -> dict[str, ActionRecord]:
-    """The current record per action digest."""
-    latest: dict[str, ActionRecord] = {}
-    for record in state.get("actions") or []:
-        latest[record.digest] = record
-    return latest
 
 
 def pending_proposals(state: MusterState, thread: str) -> list[ProposedAction]:

@@ -1,4 +1,9 @@
-"""`dispatch`: one worker on one `Send` packet, returning `{"reports": [report]}`.
+"""The `dispatch` stage: one worker on one `Send` packet, returning `{"reports": [report]}`.
+
+`send_packets` writes the `Send`s (used by `plan` for the first wave and by the barrier for
+later ones): each packet carries its prerequisites' findings, and its `Send` timeout is its
+own limit cut to the time the run's deadline leaves, so work in flight is cancelled when
+the deadline passes.
 
 The worker loop turns everything a tool or model can do into a typed `Report`. Two things
 escape it and are caught here by LangGraph's own node `error_handler`, so a failing branch
@@ -8,15 +13,46 @@ a bug that raises inside a worker (→ `crashed`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.errors import NodeError, NodeTimeoutError
 from langgraph.runtime import Runtime
-from langgraph.types import Command
+from langgraph.types import Command, Send
 
 from graph.services import Services, services_for, superstep
+from graph.state import MusterState, current_reports, satisfying_report
 from workers.contracts import Handoff, Report
 from workers.loop import run_worker
+
+
+def with_dependency_findings(packet: Handoff, state: MusterState) -> Handoff:
+    """A dependent packet receives its prerequisites' findings in its inputs."""
+    if not packet.depends_on:
+        return packet
+    current = current_reports(state.get("reports") or [])
+    inputs = dict(packet.inputs)
+    for dependency in packet.depends_on:
+        report = satisfying_report(dependency, current)
+        if report is None:
+            continue
+        for finding in report.findings:
+            inputs[f"{dependency}.{finding.id}"] = f"{finding.tool}: {finding.observation[:2000]}"
+    return packet.model_copy(update={"inputs": inputs})
+
+def send_packets(
+    packets: Sequence[Handoff], state: MusterState, services: Services | None
+) -> list[Send]:
+    """One `Send("dispatch", packet)` per packet, with dependency findings and a timeout."""
+    remaining = services.limits.remaining_s() if services is not None else None
+    return [
+        Send(
+            "dispatch",
+            with_dependency_findings(p, state),
+            timeout=p.timeout_s if remaining is None else max(0.05, min(p.timeout_s, remaining)),
+        )
+        for p in packets
+    ]
 
 
 async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any]:

@@ -65,8 +65,7 @@ FALLBACKS: dict[str, Snapshot] = {"policy": load_policy_snapshot()}
 
 async def refresh_policy_snapshot(path: Path = SNAPSHOT_FILE) -> None:
     """Ask the live policy server for every snapshot topic and write the file."""
-    from workers.hub import ToolHub
-    from workers.servers_config import DEFAULT_SERVERS_FILE, load_servers_config
+    from workers.hub import DEFAULT_SERVERS_FILE, ToolHub, load_servers_config
 
     config = load_servers_config(DEFAULT_SERVERS_FILE)
     policy_only = config.model_copy(

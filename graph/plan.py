@@ -1,76 +1,34 @@
-"""Planning: turn a request into validated `Handoff` packets.
+"""The `plan` stage: write the packets, validate them, and `Send` the first wave to `dispatch`.
 
-`plan_ticket` is the default, deterministic planner for support tickets: it reads order ids,
-topics and intents and writes one packet per specialist. Any other planner (an LLM with
-structured output) produces the same `Handoff` list, and `validate_plan` checks it, whoever
-wrote it: unknown workers and dependency cycles are refused; widened allowlists are narrowed,
-budgets capped and duplicates dropped, each with a note.
+The configured planner (the rules planner by default, or an LLM with structured output,
+see `graph/planners/`) writes `Handoff` packets, and `validate_plan` checks them, whoever
+wrote them: unknown workers and dependency cycles are refused; widened allowlists are
+narrowed, budgets capped and duplicates dropped, each with a note. The order record is then
+resolved once (`graph.facts`), and `plan` emits one `Send("dispatch", packet)` per packet of
+the first wave. Later waves, retries and clarified packets are released by the barrier
+(`graph.collect`).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable, Sequence
+import inspect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from workers.allowlist import SERVER_PREFIX, is_allowed, is_valid_entry
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from graph.dispatch import send_packets
+from graph.facts import resolve_shared_facts
+from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S
+from graph.services import Services, services_for
+from graph.state import MusterState, ready_packets
 from workers.contracts import Handoff
 from workers.errors import PlanError
+from workers.hub import SERVER_PREFIX, is_allowed, is_valid_entry
+from workers.order_ids import find_order_ids
 from workers.roster import Roster
-
-MAX_STEPS_CAP = 10
-"""No packet may ask for more model turns than this, whoever planned it."""
-TIMEOUT_CAP_S = 120.0
-"""No packet may run longer than this."""
-DEFAULT_TIMEOUT_S = 60.0
-"""Wall-clock limit given to a packet when the planner sets none."""
-
-Planner = Callable[[str, Roster], list[Handoff] | Awaitable[list[Handoff]]]
-"""Writes packets for a request (or returns an awaitable of them, as the LLM planner does);
-its output is always validated afterwards."""
-
-ORDER_ID = re.compile(
-    r"(?:#|\border(?:s)?(?:\s+(?:number|no\.?|id))?\s*#?\s*)(\d{4,8})\b(?![-/.]\d)",
-    re.IGNORECASE,
-)
-"""An order id is introduced by '#' or the word 'order' (#12345, order 12345, order no. 12345,
-orders #1 and #2): a bare number may be a date, a year, an amount or a phone number."""
-
-TOPIC_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "duplicate_charge",
-        ("charged twice", "double charge", "double-charged", "duplicate", "twice"),
-    ),
-    ("gift_cards", ("gift card", "giftcard", "voucher")),
-    ("shipping", ("shipping", "delivery", "delivered", "arrive", "late", "delayed", "tracking")),
-    ("returns", ("return", "send it back", "exchange")),
-    ("cancellation", ("cancel",)),
-    ("refunds", ("refund", "money back", "reimburse")),
-)
-"""Topic → phrases that signal it, most specific first; the first match names the policy."""
-
-REFUND_SIGNALS = ("refund", "money back", "reimburse", "credit it back", "pay me back")
-"""Phrases that ask for money back: billing may then propose a refund for approval."""
-
-ORDER_SIGNALS = ("order", "charged", "charge", "purchase", "bought", "refund", "package")
-"""Phrases that mean the ticket is about some order, even when it names none."""
-
-TIMEZONE = re.compile(r"\b(?:UTC|[A-Z][a-z]+(?:/[A-Z][A-Za-z_]+)+)\b")
-"""An IANA time-zone name such as Europe/Berlin or America/New_York."""
-
-HUMAN_SIGNALS = (
-    "furious",
-    "angry",
-    "lawyer",
-    "legal",
-    "unacceptable",
-    "speak to a human",
-    "talk to a person",
-    "manager",
-    "complaint",
-    "chargeback",
-)
-"""Phrases that mean a person should pick the ticket up."""
 
 
 @dataclass
@@ -83,113 +41,30 @@ class ValidatedPlan:
     """One line per correction."""
 
 
-def find_order_ids(request: str) -> list[str]:
-    """Order ids mentioned in the request, in order, without repeats."""
-    return list(dict.fromkeys(ORDER_ID.findall(request)))
-
-
-def find_topic(request: str) -> str | None:
-    """The policy topic a request is about, if any."""
-    text = request.lower()
-    for topic, phrases in TOPIC_KEYWORDS:
-        if any(phrase in text for phrase in phrases):
-            return topic
-    return None
-
-
-def needs_human(request: str) -> bool:
-    """True when the request itself asks for, or plainly needs, a person."""
-    text = request.lower()
-    return any(signal in text for signal in HUMAN_SIGNALS)
-
-
-def kb_query(request: str, topic: str | None) -> str:
-    """A search query: the topic's words plus the request's content words."""
-    words = re.findall(r"[a-z]{4,}", request.lower())
-    stop = {
-        "customer",
-        "says",
-        "what",
-        "happened",
-        "that",
-        "this",
-        "with",
-        "have",
-        "from",
-        "they",
-        "were",
-        "order",
-        "about",
-        "would",
-        "like",
-        "please",
-        "still",
-        "there",
-        "their",
-    }
-    content = [w for w in dict.fromkeys(words) if w not in stop][:8]
-    prefix = topic.replace("_", " ") + " " if topic else ""
-    return (prefix + " ".join(content)).strip() or "help"
-
-
-def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
-    """The deterministic support-ticket planner."""
-    packets: list[Handoff] = []
-
-    def add(recipient: str, objective: str, inputs: dict[str, str]) -> None:
-        spec = roster.get(recipient)
-        if spec is None:
-            return
-        packets.append(
-            Handoff(
-                id=f"{recipient}-{len(packets) + 1}",
-                recipient=recipient,
-                objective=objective,
-                inputs=inputs,
-                tool_allow=spec.privileges,
-                max_steps=spec.max_steps,
-                timeout_s=DEFAULT_TIMEOUT_S,
-            )
-        )
-
-    topic = find_topic(request)
-    text = request.lower()
-    intent = {"intent": "refund"} if any(s in text for s in REFUND_SIGNALS) else {}
-    order_ids = find_order_ids(request)
-    for order_id in order_ids:
-        add(
-            "billing",
-            f"Establish the charges and refund status of order {order_id}.",
-            {"order_id": order_id, **intent},
-        )
-    if not order_ids and any(s in text for s in ORDER_SIGNALS):
-        # About an order, but which? Billing will ask (reason `ambiguous`) rather than guess.
-        add("billing", "Establish the charges and refund status of the customer's order.", intent)
-    if topic:
-        add(
-            "policy",
-            f"Find the policy on {topic.replace('_', ' ')} that applies.",
-            {"topic": topic},
-        )
-    add(
-        "comms",
-        "Find the knowledge-base articles that answer the customer.",
-        {"query": kb_query(request, topic)},
+async def plan(
+    state: MusterState, runtime: Runtime[Services]
+) -> Command[Literal["dispatch", "collect"]]:
+    """Write the packets with the configured planner, validate them, attach shared facts,
+    and send the first wave to `dispatch` (or go straight to the barrier if none is ready)."""
+    services = await services_for(runtime)
+    planned = services.planner(state["request"], services.roster)
+    if inspect.isawaitable(planned):  # an LLM planner must not block the event loop
+        planned = await planned
+    validated = validate_plan(planned, services.roster)
+    order_ids = find_order_ids(state["request"]) + [
+        p.inputs["order_id"] for p in validated.packets if "order_id" in p.inputs
+    ]
+    packets, fact_notes = await resolve_shared_facts(
+        validated.packets, order_ids, hub=services.hub, roster=services.roster
     )
-    timezone = TIMEZONE.search(request)
-    if timezone and any(s in text for s in ("time", "callback", "call back", "schedule")):
-        add(
-            "scheduling",
-            f"Find the current local time in {timezone.group(0)} for the callback.",
-            {"timezone": timezone.group(0)},
-        )
-    if needs_human(request):
-        add(
-            "escalation",
-            "Write a hand-off summary so a human agent can take the ticket now.",
-            {"request_summary": " ".join(request.split())[:300]},
-        )
-    return packets
+    notes = validated.notes + fact_notes
+    services.trace_node("plan", outcome="ok", packets=[p.id for p in packets], notes=notes)
+    update: dict[str, Any] = {"packets": packets, "plan_notes": notes}
+    after_plan = MusterState(request=state["request"], packets=packets, plan_notes=notes)
+    first_wave = ready_packets(after_plan)
+    if not first_wave:
+        return Command(update=update, goto="collect")
+    return Command(update=update, goto=send_packets(first_wave, after_plan, services))
 
 
 def _within(entry: str, privileges: Sequence[str]) -> bool:

@@ -1,7 +1,5 @@
-"""Recovery: the barrier's routing and the `recover` node. Plain code over typed fields.
-
-`route_after_collect` releases the next wave of ready packets, sends unrecovered failures to
-`recover`, and otherwise finishes. `recover` chooses a strategy from each failure's reason:
+"""The `recover` stage: a strategy for every failure the barrier routed here. Plain code over
+typed fields: `recover` chooses a strategy from each failure's reason:
 
 | reason                              | strategy                                              |
 |-------------------------------------|-------------------------------------------------------|
@@ -17,16 +15,14 @@ Every step is a `RecoveryRecord` in state; the answer lists them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.runtime import Runtime
-from langgraph.types import Send
+from langgraph.types import interrupt
 
 from graph.fallbacks import FALLBACKS
-from graph.plan import find_order_ids
-from graph.services import Services, passed_services
-from graph.state import MusterState
+from graph.services import Services, services_for
+from graph.state import ESCALATION_WORKER, MusterState, unrecovered_failures
 from workers.contracts import (
     FailureReason,
     Finding,
@@ -35,99 +31,8 @@ from workers.contracts import (
     Report,
     Strategy,
 )
+from workers.order_ids import find_order_ids
 from workers.roster import Roster
-
-ESCALATION_WORKER = "escalation"
-"""The worker that writes hand-off summaries for humans."""
-
-
-def current_reports(reports: Sequence[Report]) -> dict[str, Report]:
-    """The latest report per packet id: a retry or fallback supersedes what it replaced."""
-    latest: dict[str, Report] = {}
-    for report in reports:
-        latest[report.packet_id] = report
-    return latest
-
-
-def unrecovered_failures(state: MusterState) -> list[Report]:
-    """Current failed reports that no recovery step has handled yet."""
-    handled = {(r.packet_id, r.attempt) for r in state.get("recoveries") or []}
-    return [
-        report
-        for report in current_reports(state.get("reports") or []).values()
-        if report.status == "failed" and (report.packet_id, report.attempt) not in handled
-    ]
-
-
-def pending_packets(state: MusterState) -> list[Handoff]:
-    """Packets (or retries) not yet reported on."""
-    done = {(r.packet_id, r.attempt) for r in state.get("reports") or []}
-    return [p for p in state.get("packets") or [] if (p.id, p.attempt) not in done]
-
-
-def satisfying_report(dependency: str, current: dict[str, Report]) -> Report | None:
-    """The ok report that satisfies a dependency: the packet's own, or that of the worker it
-    was reassigned to (`<id>-via-<worker>`)."""
-    own = current.get(dependency)
-    if own is not None and own.status == "ok":
-        return own
-    for packet_id, report in current.items():
-        if packet_id.startswith(f"{dependency}-via-") and report.status == "ok":
-            return report
-    return None
-
-
-def ready_packets(state: MusterState) -> list[Handoff]:
-    """Pending packets whose prerequisites all have a usable (ok) report."""
-    current = current_reports(state.get("reports") or [])
-    return [
-        packet
-        for packet in pending_packets(state)
-        if all(satisfying_report(d, current) is not None for d in packet.depends_on)
-    ]
-
-
-def with_dependency_findings(packet: Handoff, state: MusterState) -> Handoff:
-    """A dependent packet receives its prerequisites' findings in its inputs."""
-    if not packet.depends_on:
-        return packet
-    current = current_reports(state.get("reports") or [])
-    inputs = dict(packet.inputs)
-    for dependency in packet.depends_on:
-        report = satisfying_report(dependency, current)
-        if report is None:
-            continue
-        for finding in report.findings:
-            inputs[f"{dependency}.{finding.id}"] = f"{finding.tool}: {finding.observation[:2000]}"
-    return packet.model_copy(update={"inputs": inputs})
-
-
-def route_after_collect(
-    state: MusterState, runtime: Runtime[Services]
-) -> list[Send] | Literal["recover", "verify"]:
-    """The `needs_recovery` edge: next wave, recovery, or on to verification.
-
-    Each packet's `Send` timeout is its own limit, shortened to the run's deadline, so work in
-    flight is cancelled when the deadline passes."""
-    if state.get("stop_reason"):
-        return "verify"
-    ready = ready_packets(state)
-    if ready:
-        services = passed_services(runtime)
-        remaining = services.limits.remaining_s() if services is not None else None
-        return [
-            Send(
-                "dispatch",
-                with_dependency_findings(p, state),
-                timeout=p.timeout_s
-                if remaining is None
-                else max(0.05, min(p.timeout_s, remaining)),
-            )
-            for p in ready
-        ]
-    if unrecovered_failures(state):
-        return "recover"
-    return "verify"
 
 
 def _record(
@@ -329,3 +234,33 @@ def plan_recovery(
         if escalation is not None:
             packets.append(escalation)
     return {"packets": packets, "reports": substitutes, "recoveries": records}
+
+
+async def recover(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
+    """Apply a recovery strategy to every unrecovered failure (see the table above).
+
+    An ambiguous packet first asks the human through `interrupt()`; the node re-runs from
+    the top on resume, so everything before the interrupts only computes."""
+    services = await services_for(runtime)
+    clarifications = {
+        report.packet_id: interrupt(
+            {
+                "kind": "clarification",
+                "worker": report.worker,
+                "packet_id": report.packet_id,
+                "question": report.note,
+            }
+        )
+        for report in unrecovered_failures(state)
+        if report.reason == "ambiguous"
+    }
+    update = plan_recovery(state, services.roster, clarifications)
+    for record in update["recoveries"]:
+        services.trace_node(
+            "recover",
+            worker=record.worker,
+            packet_id=record.packet_id,
+            outcome=record.strategy,
+            reason=record.reason,
+        )
+    return update

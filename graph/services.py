@@ -3,7 +3,7 @@
 The hub, the models and the trace are live objects, not state: they are never checkpointed,
 and a resumed run gets fresh ones. Callers pass them with `graph.ainvoke(..., context=...)`;
 a run started without them (LangGraph Studio) gets the defaults installed with
-`set_default_services` (graph/app.py installs them).
+`set_default_services` (graph/app/studio.py installs them).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from checkpoints.audit import AuditLog
 from graph.limits import RunLimits
-from graph.plan import Planner, plan_ticket
+from graph.planners import Planner, plan_ticket
 from graph.trace import TraceWriter
 from workers.errors import ConfigError
 from workers.hub import ToolHub
@@ -57,7 +57,7 @@ _default_provider: DefaultServices | None = None
 
 
 def set_default_services(provider: DefaultServices | None) -> None:
-    """Install what runs without a context use (graph/app.py does, for Studio)."""
+    """Install what runs without a context use (graph/app/studio.py does, for Studio)."""
     global _default_provider
     _default_provider = provider
 
@@ -82,7 +82,7 @@ async def services_for(runtime: Runtime[Services]) -> Services:
     if _default_provider is None:
         raise ConfigError(
             "this run has no services: pass context=Services(...) to ainvoke/astream "
-            "(graph.runner.open_runtime builds them); under `langgraph dev` the app in "
-            "graph/studio.py installs defaults"
+            "(graph.app.runtime.open_runtime builds them); under `langgraph dev` the app in "
+            "graph/app/studio.py installs defaults"
         )
     return await _default_provider()

@@ -1,4 +1,5 @@
-"""The graph state. Reducers are declared in the type, so parallel writes never collide.
+"""The graph state, and the helpers that read it. Reducers are declared in the type, so
+parallel writes never collide.
 
 `reports` uses `operator.add`: every parallel `dispatch` appends its report, and every report
 from every wave, retry and fallback stays visible. Because the list grows across runs on one
@@ -8,6 +9,7 @@ thread, a new job always gets a new thread id (principle 7).
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Annotated, TypedDict
 
 from workers.contracts import ActionRecord, Answer, Handoff, RecoveryRecord, Report
@@ -41,3 +43,61 @@ class MusterState(InputState, total=False):
     """Which run limit stopped new work, written by `collect`; absent while within limits."""
     answer: Answer
     """The final answer, written by `synthesize`."""
+
+
+ESCALATION_WORKER = "escalation"
+"""The worker that writes hand-off summaries for humans."""
+
+
+def current_reports(reports: Sequence[Report]) -> dict[str, Report]:
+    """The latest report per packet id: a retry or fallback supersedes what it replaced."""
+    latest: dict[str, Report] = {}
+    for report in reports:
+        latest[report.packet_id] = report
+    return latest
+
+
+def unrecovered_failures(state: MusterState) -> list[Report]:
+    """Current failed reports that no recovery step has handled yet."""
+    handled = {(r.packet_id, r.attempt) for r in state.get("recoveries") or []}
+    return [
+        report
+        for report in current_reports(state.get("reports") or []).values()
+        if report.status == "failed" and (report.packet_id, report.attempt) not in handled
+    ]
+
+
+def pending_packets(state: MusterState) -> list[Handoff]:
+    """Packets (or retries) not yet reported on."""
+    done = {(r.packet_id, r.attempt) for r in state.get("reports") or []}
+    return [p for p in state.get("packets") or [] if (p.id, p.attempt) not in done]
+
+
+def satisfying_report(dependency: str, current: dict[str, Report]) -> Report | None:
+    """The ok report that satisfies a dependency: the packet's own, or that of the worker it
+    was reassigned to (`<id>-via-<worker>`)."""
+    own = current.get(dependency)
+    if own is not None and own.status == "ok":
+        return own
+    for packet_id, report in current.items():
+        if packet_id.startswith(f"{dependency}-via-") and report.status == "ok":
+            return report
+    return None
+
+
+def ready_packets(state: MusterState) -> list[Handoff]:
+    """Pending packets whose prerequisites all have a usable (ok) report."""
+    current = current_reports(state.get("reports") or [])
+    return [
+        packet
+        for packet in pending_packets(state)
+        if all(satisfying_report(d, current) is not None for d in packet.depends_on)
+    ]
+
+
+def latest_actions(state: MusterState) -> dict[str, ActionRecord]:
+    """The current record per action digest."""
+    latest: dict[str, ActionRecord] = {}
+    for record in state.get("actions") or []:
+        latest[record.digest] = record
+    return latest

@@ -12,11 +12,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.approval import latest_actions
 from graph.facts import SHARED_CALL_PREFIX
-from graph.recover import ESCALATION_WORKER, current_reports, pending_packets
 from graph.services import Services, services_for
-from graph.state import MusterState
+from graph.state import (
+    ESCALATION_WORKER,
+    MusterState,
+    current_reports,
+    latest_actions,
+    pending_packets,
+)
 from workers.contracts import ActionRecord, Answer, AnswerStatus, Finding, Report
 
 

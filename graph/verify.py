@@ -17,13 +17,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.recover import current_reports
 from graph.services import Services, services_for
-from graph.state import MusterState
+from graph.state import MusterState, current_reports
 from workers.contracts import Finding, Report
 from workers.tool_names import to_model_name
 
-ORDER_ID = re.compile(r"(?<![\d.$])\d{4,8}(?![\d.])")
+NUMBER = re.compile(r"(?<![\d.$])\d{4,8}(?![\d.])")
+"""A bare 4-8 digit number in a claim (an order id, most often): checked like any fact."""
 AMOUNT = re.compile(r"\$\d[\d,]*(?:\.\d{2})?")
 DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
@@ -35,7 +35,7 @@ def checkable_tokens(claim: str) -> list[str]:
     rest = DATE.sub(" ", claim)
     amounts = AMOUNT.findall(rest)
     rest = AMOUNT.sub(" ", rest)
-    return dates + amounts + ORDER_ID.findall(rest)
+    return dates + amounts + NUMBER.findall(rest)
 
 
 def _whole(token: str, text: str) -> bool:

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from graph.app.runtime import open_runtime, stream_run
 from graph.limits import RunLimits
-from graph.plan import Planner, plan_ticket
-from graph.runner import open_runtime, stream_run
+from graph.planners import Planner, plan_ticket
 from workers.contracts import Report
 from workers.models import ModelFactory
 
@@ -44,7 +44,7 @@ class MusterEnv:
     ) -> subprocess.CompletedProcess[str]:
         """Run the real `muster` CLI in a subprocess with this environment."""
         return subprocess.run(
-            [sys.executable, "-m", "graph.cli", *args],
+            [sys.executable, "-m", "graph.app.cli", *args],
             capture_output=True,
             text=True,
             timeout=timeout,

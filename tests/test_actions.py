@@ -28,8 +28,8 @@ from langchain_core.messages import AIMessage
 from langgraph.types import Command, Interrupt
 
 from checkpoints.threads import status_of, thread_config
+from graph.app.runtime import Runtime, open_runtime, stream_run
 from graph.approval import approval_digest, idempotency_key
-from graph.runner import Runtime, open_runtime, stream_run
 from servers.approval import action_digest, mint_token, verify_token
 from servers.call_log import read_calls
 from tests.conftest import MusterEnv

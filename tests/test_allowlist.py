@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.allowlist import (
+from workers.hub.allowlist import (
     is_allowed,
     is_valid_entry,
     is_valid_qualified_name,

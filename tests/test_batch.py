@@ -1,6 +1,6 @@
 """`muster batch`: a queue of tickets, one thread each, over one set of MCP sessions.
 
-The queue tests run the real CLI (`python -m graph.cli batch …`) as a subprocess with real
+The queue tests run the real CLI (`python -m graph.app.cli batch …`) as a subprocess with real
 stdio MCP servers and a real SQLite checkpointer, and check the servers' own call log. The
 crash test SIGKILLs a batch mid-queue and finishes it with `--resume`: every ticket ends done
 exactly once, and no finished ticket's tools are called again.
@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from checkpoints.threads import ThreadStatus, status_of, thread_config, thread_ids, waiting_on
-from graph.batch import (
+from graph.app.batch import (
     BatchProgress,
     Ticket,
     TicketResult,
@@ -37,7 +37,7 @@ from graph.batch import (
     outcome_of,
     plan_batch,
 )
-from graph.runner import open_store
+from graph.app.runtime import open_store
 from graph.trace import read_trace, trace_path
 from servers.call_log import count_calls, read_calls
 from tests.conftest import PROJECT_ROOT, MusterEnv
@@ -239,7 +239,7 @@ def test_sigkill_mid_queue_then_resume_finishes_each_ticket_once(muster_env: Mus
         [
             sys.executable,
             "-m",
-            "graph.cli",
+            "graph.app.cli",
             "batch",
             str(tickets),
             "--concurrency",

@@ -23,7 +23,7 @@ import pytest
 
 from checkpoints.saver import open_checkpointer
 from checkpoints.threads import ThreadStatus, status_of, thread_config, thread_ids
-from graph.runner import open_store
+from graph.app.runtime import open_store
 from graph.trace import read_trace, trace_path
 from servers.call_log import count_calls
 from tests.conftest import DEMO_TICKET, PROJECT_ROOT, MusterEnv
@@ -131,7 +131,7 @@ def test_sigkill_mid_fanout_then_resume_repeats_no_finished_work(muster_env: Mus
         "MUSTER_POLICY_SLOW_S": str(SLOW_POLICY_S),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "graph.cli", "run", DEMO_TICKET, "--db", db, "--thread", thread],
+        [sys.executable, "-m", "graph.app.cli", "run", DEMO_TICKET, "--db", db, "--thread", thread],
         cwd=PROJECT_ROOT,
         env=child_env,
         stdout=subprocess.DEVNULL,

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
-from graph.plan import plan_ticket
+from graph.planners import plan_ticket
 from servers.call_log import count_calls
 from tests.conftest import DEMO_TICKET, MusterEnv, by_worker, run_ticket
 from workers.contracts import Handoff
@@ -233,7 +233,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(
 
 
 def test_muster_help_lists_commands_and_exit_codes() -> None:
-    from graph.cli import build_parser
+    from graph.app.cli import build_parser
 
     text = build_parser().format_help()
     for word in ("run", "resume", "threads", "show", "Exit codes"):
@@ -241,7 +241,7 @@ def test_muster_help_lists_commands_and_exit_codes() -> None:
 
 
 def test_studio_graph_compiles_without_checkpointer_and_matches_snapshot() -> None:
-    from graph.app import graph
+    from graph.app.studio import graph
 
     assert graph.checkpointer is None
     snapshot = Path(__file__).parent / "snapshots" / "graph.mmd"

@@ -22,8 +22,9 @@ import pytest_asyncio
 from langchain_core.messages import ToolMessage
 
 from servers.call_log import count_calls
-from workers.hub import CallOutcome, ToolHub, cap_text, register_tools
-from workers.servers_config import (
+from workers.hub import CallOutcome, ToolHub, cap_text
+from workers.hub.catalogue import register_tools
+from workers.hub.servers_config import (
     DEFAULT_SERVERS_FILE,
     ServersConfig,
     ServersConfigError,

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from graph.plan import (
-    MAX_STEPS_CAP,
-    TIMEOUT_CAP_S,
-    find_order_ids,
-    plan_ticket,
-    topological_order,
-    validate_plan,
-)
+from graph.plan import topological_order, validate_plan
+from graph.planners import MAX_STEPS_CAP, TIMEOUT_CAP_S, plan_ticket
 from workers.contracts import Handoff
 from workers.errors import PlanError
+from workers.order_ids import find_order_ids
 from workers.roster import load_roster
 
 ROSTER = load_roster()

@@ -13,8 +13,8 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr
 
-from graph.llm_planner import make_llm_planner, planner_prompt
-from graph.runner import open_runtime, stream_run
+from graph.app.runtime import open_runtime, stream_run
+from graph.planners.llm import make_llm_planner, planner_prompt
 from servers.call_log import count_calls, read_calls
 from tests.conftest import DEMO_TICKET, MusterEnv, by_worker
 from tests.fixtures.openai_server import FINAL, RunningServer, serve_openai

@@ -18,9 +18,9 @@ from langchain_core.messages import AIMessage
 from langgraph.types import Command
 
 from checkpoints.threads import thread_config
+from graph.app.runtime import open_runtime, stream_run
 from graph.limits import RunLimits
-from graph.plan import plan_ticket
-from graph.runner import open_runtime, stream_run
+from graph.planners import plan_ticket
 from graph.synthesize import compose_answer
 from graph.verify import find_conflicts, unsupported_claims
 from servers.call_log import count_calls
@@ -321,7 +321,7 @@ def test_signal_drains_checkpoints_and_resume_completes(
     thread = f"drain-{signum.name.lower()}"
     env = {**os.environ, "MUSTER_POLICY_MODE": "slow", "MUSTER_POLICY_SLOW_S": "2"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "graph.cli", "run", DEMO_TICKET, "--thread", thread],
+        [sys.executable, "-m", "graph.app.cli", "run", DEMO_TICKET, "--thread", thread],
         cwd=PROJECT_ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -1,6 +1,6 @@
 """LangGraph Studio for real: `langgraph dev` as a subprocess, driven through the SDK.
 
-The server loads the graph from `langgraph.json` and runs the lifespan of `graph/studio.py`,
+The server loads the graph from `langgraph.json` and runs the lifespan of `graph/app/studio.py`,
 which starts the real MCP servers once for the whole process. The test runs the demo ticket
 paused before `synthesize` (as a Studio user stepping through it would), continues it, then
 approves a refund through the approval interrupt and checks the orders database. Finally it
@@ -36,7 +36,7 @@ from langgraph_sdk import get_client
 from servers.call_log import count_calls
 from tests.conftest import DEMO_TICKET, PROJECT_ROOT, MusterEnv
 from workers.errors import ConfigError
-from workers.servers_config import load_servers_config
+from workers.hub.servers_config import load_servers_config
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/stat").exists(), reason="needs /proc to find the server's children"
@@ -120,15 +120,15 @@ def run_refunds(orders_db: Path, order_id: str) -> list[dict[str, Any]]:
 
 def test_langgraph_json_serves_the_graph_and_mounts_the_studio_lifespan() -> None:
     config = json.loads((PROJECT_ROOT / "langgraph.json").read_text())
-    assert config["graphs"] == {GRAPH_ID: "./graph/app.py:graph"}
-    assert config.get("http", {}).get("app") == "./graph/studio.py:app", (
-        'langgraph.json needs "http": {"app": "./graph/studio.py:app"}: its lifespan starts '
+    assert config["graphs"] == {GRAPH_ID: "./graph/app/studio.py:graph"}
+    assert config.get("http", {}).get("app") == "./graph/app/studio.py:app", (
+        'langgraph.json needs "http": {"app": "./graph/app/studio.py:app"}: its lifespan starts '
         "the MCP servers for Studio runs"
     )
 
 
 def test_studio_graph_is_plain_and_keeps_its_allowlist_across_copies() -> None:
-    from graph.app import StudioGraph, graph
+    from graph.app.studio import StudioGraph, graph
 
     assert isinstance(graph, StudioGraph)
     assert graph.checkpointer is None
@@ -145,8 +145,7 @@ def test_studio_graph_is_plain_and_keeps_its_allowlist_across_copies() -> None:
 async def test_studio_services_serve_runs_without_context_then_stop(
     muster_env: MusterEnv,
 ) -> None:
-    from graph.app import graph
-    from graph.studio import studio_services
+    from graph.app.studio import graph, studio_services
 
     before = descendants(os.getpid())
     async with studio_services(directory=muster_env.root / "studio") as services:
@@ -250,7 +249,7 @@ async def studio(muster_env: MusterEnv) -> AsyncIterator[Studio]:
 async def mcp_servers(studio: Studio) -> dict[str, dict[str, Any]]:
     async with httpx.AsyncClient(timeout=5.0) as http:
         response = await http.get(f"{studio.url}/muster/servers")
-    assert response.status_code != 404, "langgraph.json does not mount graph/studio.py:app"
+    assert response.status_code != 404, "langgraph.json does not mount graph/app/studio.py:app"
     response.raise_for_status()
     servers: dict[str, dict[str, Any]] = response.json()["servers"]
     return servers

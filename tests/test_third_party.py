@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from graph.runner import open_runtime, stream_run
+from graph.app.runtime import open_runtime, stream_run
 from tests.conftest import MusterEnv, by_worker, run_ticket
+from workers.hub.servers_config import DEFAULT_SERVERS_FILE, load_servers_config
 from workers.roster import DEFAULT_ROSTER_FILE, load_roster
-from workers.servers_config import DEFAULT_SERVERS_FILE, load_servers_config
 
 TICKET = "Please schedule a callback, I am in Europe/Berlin. What time is it there now?"
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from workers.contracts import Finding, Handoff, ProposedAction
+from workers.order_ids import normalize_order_id
 
 REFUND_TOOL = "orders.issue_refund"
 
@@ -30,12 +31,6 @@ def _observed(findings: Sequence[Finding], tool: str, order_id: str) -> dict[str
         if isinstance(data, dict) and str(data.get("order_id")) == order_id:
             return data
     return None
-
-
-def normalize_order_id(value: object) -> str:
-    """The orders server's own normalisation: strip spaces and one leading '#'."""
-    text = str(value).strip()
-    return text[1:] if text.startswith("#") else text
 
 
 def check_refund(

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from workers.allowlist import is_valid_entry
 from workers.errors import RosterError
+from workers.hub import is_valid_entry
 
 DEFAULT_ROSTER_FILE = Path(__file__).resolve().parent / "roster.json"
 """The roster shipped with Muster."""

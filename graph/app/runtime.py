@@ -25,14 +25,13 @@ from checkpoints.saver import open_checkpointer, resolve_db_path
 from checkpoints.threads import thread_config
 from graph.build import build_graph
 from graph.limits import RunLimits
-from graph.plan import Planner, plan_ticket
+from graph.planners import Planner, plan_ticket
 from graph.services import Services
 from graph.trace import TraceWriter
 from workers.contracts import CHECKPOINTED_TYPES
-from workers.hub import ToolHub
+from workers.hub import DEFAULT_SERVERS_FILE, ServersConfig, ToolHub, load_servers_config
 from workers.models import ModelFactory, offline_factory
 from workers.roster import Roster, load_roster
-from workers.servers_config import DEFAULT_SERVERS_FILE, ServersConfig, load_servers_config
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 """A compiled supervisor graph."""

@@ -49,17 +49,17 @@ from langgraph.types import StateSnapshot
 
 from checkpoints.saver import check_db_path, resolve_db_path
 from checkpoints.threads import ThreadStatus, status_of, thread_config, waiting_on
+from graph.app.runtime import Graph, Runtime, open_runtime, open_store, stream_run
 from graph.limits import RunLimits
-from graph.llm_planner import make_llm_planner
-from graph.plan import Planner, plan_ticket
-from graph.runner import Graph, Runtime, open_runtime, open_store, stream_run
+from graph.planners import Planner, plan_ticket
+from graph.planners.llm import make_llm_planner
 from workers.contracts import Answer, Report
 from workers.errors import ConfigError
+from workers.hub import DEFAULT_SERVERS_FILE, ServersConfig, load_servers_config
 from workers.models import ModelFactory, load_model_factory
-from workers.servers_config import DEFAULT_SERVERS_FILE, ServersConfig, load_servers_config
 
 EXIT_OK, EXIT_DEGRADED, EXIT_FAILED, EXIT_DRAINED = 0, 3, 4, 6
-"""The same codes as `graph.cli` (not imported from there: cli imports this module)."""
+"""The same codes as `graph.app.cli` (not imported from there: cli imports this module)."""
 
 DEFAULT_CONCURRENCY = 16
 MAX_CONCURRENCY = 1024

@@ -30,17 +30,17 @@ from langgraph.types import Command
 from checkpoints.audit import AuditLog
 from checkpoints.saver import resolve_db_path
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
-from graph.batch import add_batch_parser, cmd_batch
+from graph.app.batch import add_batch_parser, cmd_batch
+from graph.app.runtime import Runtime, open_runtime, open_store, stream_run
+from graph.app.scenarios import SCENARIOS
 from graph.facts import SHARED_CALL_PREFIX
 from graph.limits import RunLimits
-from graph.llm_planner import make_llm_planner
-from graph.runner import Runtime, open_runtime, open_store, stream_run
-from graph.scenarios import SCENARIOS
+from graph.planners.llm import make_llm_planner
 from graph.trace import THREAD_ID
 from workers.contracts import Answer, Handoff, Report
 from workers.errors import MusterError
+from workers.hub import DEFAULT_SERVERS_FILE, load_servers_config
 from workers.models import load_model_factory
-from workers.servers_config import DEFAULT_SERVERS_FILE, load_servers_config
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEGRADED, EXIT_FAILED, EXIT_WAITING = 0, 1, 2, 3, 4, 5
 EXIT_DRAINED = 6

@@ -14,7 +14,7 @@ from typing import Any
 
 import mcp.types as types
 
-from workers.allowlist import is_valid_qualified_name, qualify
+from workers.hub.allowlist import is_valid_qualified_name, qualify
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Design, in short:
 
 - **Persistent sessions.** Each configured server is started once, as a stdio subprocess, and
-  kept behind one ``ClientSession`` owned by one long-lived task (see ``workers.mcp_session``
+  kept behind one ``ClientSession`` owned by one long-lived task (see ``workers.hub.sessions``
   for why the owner task is needed). All workers and all concurrent runs share these
   sessions; one session serves concurrent calls. Spawning a process per call, as
   ``MultiServerMCPClient.get_tools()`` tools do, costs ~200x more per call.
@@ -41,10 +41,8 @@ import mcp.types as types
 from langchain_core.tools import BaseTool, StructuredTool
 from mcp.shared.exceptions import McpError
 
-from workers.allowlist import is_allowed, is_valid_qualified_name
-from workers.mcp_session import ServerConnection, ServerDown, ServerState, list_all_tools
-from workers.servers_config import ServersConfig, ServersConfigError
-from workers.tool_catalogue import (
+from workers.hub.allowlist import is_allowed, is_valid_qualified_name
+from workers.hub.catalogue import (
     CatalogueEntry,
     ToolSpec,
     cap_text,
@@ -52,6 +50,8 @@ from workers.tool_catalogue import (
     register_tools,
     result_text,
 )
+from workers.hub.servers_config import ServersConfig, ServersConfigError
+from workers.hub.sessions import ServerConnection, ServerDown, ServerState, list_all_tools
 
 __all__ = [
     "CallOutcome",

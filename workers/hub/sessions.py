@@ -27,7 +27,7 @@ import mcp.client.stdio as mcp_stdio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 
-from workers.servers_config import ServerConfig
+from workers.hub.servers_config import ServerConfig
 
 # --- capturing the child process -------------------------------------------------------------
 # stdio_client does not expose the process it spawns, but we need it for PIDs, for noticing a

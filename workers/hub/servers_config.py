@@ -21,10 +21,10 @@ from pathlib import Path
 from mcp.client.stdio import get_default_environment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from workers.allowlist import is_valid_server_name
 from workers.errors import ConfigError
+from workers.hub.allowlist import is_valid_server_name
 
-DEFAULT_SERVERS_FILE: Path = Path(__file__).resolve().parent.parent / "servers" / "servers.json"
+DEFAULT_SERVERS_FILE: Path = Path(__file__).resolve().parents[2] / "servers" / "servers.json"
 
 
 class ServersConfigError(ConfigError, ValueError):

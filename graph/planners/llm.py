@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from graph.plan import DEFAULT_TIMEOUT_S
+from graph.planners.base import DEFAULT_TIMEOUT_S
 from workers.contracts import Handoff
 from workers.errors import PlanError
 from workers.roster import Roster

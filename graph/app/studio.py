@@ -1,10 +1,10 @@
-"""LangGraph Studio (`langgraph dev`): the MCP servers, started once per server process.
+"""LangGraph Studio (`langgraph dev`): the graph it serves and the MCP servers it runs on.
 
-`langgraph.json` serves the graph from `graph/app.py` (compiled without a checkpointer: the
-server brings its own) and mounts `app` below as its custom HTTP app::
+`langgraph.json` serves `graph` below (compiled without a checkpointer: the server brings its
+own) and mounts `app` below as its custom HTTP app::
 
-    "graphs": {"muster": "./graph/app.py:graph"},
-    "http": {"app": "./graph/studio.py:app"}
+    "graphs": {"muster": "./graph/app/studio.py:graph"},
+    "http": {"app": "./graph/app/studio.py:app"}
 
 The LangGraph server enters `app`'s lifespan inside its own, after the graphs are loaded and
 before it answers any request (`/ok` included). The lifespan starts the hub (every server in
@@ -31,21 +31,23 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any, Self
 
+from langgraph.graph.state import CompiledStateGraph
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from checkpoints.audit import AuditLog
-from graph.runner import ensure_approval_secret
+from graph.app.runtime import ensure_approval_secret
+from graph.build import build_graph
 from graph.services import Services, set_default_services
-from workers.hub import ToolHub
+from workers.hub import DEFAULT_SERVERS_FILE, ServersConfig, ToolHub, load_servers_config
 from workers.models import ModelFactory, load_model_factory
 from workers.roster import Roster, load_roster
-from workers.servers_config import DEFAULT_SERVERS_FILE, ServersConfig, load_servers_config
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_STUDIO_DIR = PROJECT_ROOT / "var" / "studio"
 """Where Studio's run data (the audit log) goes unless `MUSTER_STUDIO_DIR` says otherwise."""
 
@@ -120,3 +122,47 @@ async def servers_status(request: Request) -> JSONResponse:
 
 app = Starlette(routes=[Route("/muster/servers", servers_status)], lifespan=lifespan)
 """The custom HTTP app `langgraph.json` mounts: only its lifespan and one status route."""
+
+
+# --- The graph Studio loads -------------------------------------------------------------
+# The graph LangGraph Studio loads (`langgraph.json` points here).
+#
+# It is compiled *without* a checkpointer: the LangGraph server brings its own, and a graph
+# compiled with one is a hard load error there. Importing this module starts nothing.
+#
+# Two adjustments for the server, neither of which changes the graph's shape:
+#
+# - **No context schema.** The server passes every run a context of its own, a plain dict
+#   mirroring the run's `configurable`. Declared as `Services`, that dict would be coerced into
+#   `Services(**dict)` and the run would fail on the missing hub. Without a schema the dict
+#   passes through, and the nodes fall back to the default services, which the lifespan of
+#   the lifespan below installs after starting the MCP servers
+#   once for the server process.
+# - **The strict-msgpack allowlist survives `copy()`.** Under `LANGGRAPH_STRICT_MSGPACK=true`,
+#   `compile()` records the state's own types (`Report`, `Handoff`, ...) as allowed to load from
+#   a checkpoint. The server copies the graph for every run and every state read, and
+#   `Pregel.copy()` drops that allowlist, so a run resumed from a checkpoint would get its
+#   reports back as dicts. `StudioGraph.copy()` carries it over.
+
+
+class StudioGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """The compiled supervisor graph, with an allowlist that survives `copy()`."""
+
+    def copy(self, update: dict[str, Any] | None = None) -> Self:
+        copied = super().copy(update)
+        copied._serde_allowlist = self._serde_allowlist
+        return copied
+
+
+def studio_graph() -> StudioGraph:
+    """`build_graph()` without a checkpointer or a context schema, as a `StudioGraph`."""
+    compiled = build_graph()
+    # What Pregel.copy() does, into our class.
+    attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
+    graph = StudioGraph(**{**attrs, "context_schema": None})
+    graph._serde_allowlist = compiled._serde_allowlist
+    return graph
+
+
+graph = studio_graph()
+"""The graph `langgraph.json` serves: importing this module builds it and starts nothing."""
