@@ -5,7 +5,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 TICKET  := Customer says order \#12345 was charged twice. What happened and what can we do?
 
-.PHONY: setup demo test check lint typecheck pytest bench studio clean
+.PHONY: setup demo test test-fast check lint typecheck pytest bench studio clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -31,6 +31,9 @@ pytest: $(STAMP)
 check: lint typecheck ## ruff and mypy
 
 test: lint typecheck pytest ## ruff, mypy and the whole test suite
+
+test-fast: $(STAMP) ## fast unit tier only: no real MCP servers, no slow tests (make test runs all)
+	$(VENV)/bin/pytest -m "not slow and not integration"
 
 bench: $(STAMP) ## benchmarks (never run as tests); results go in the README
 	$(PY) bench/hub_latency.py

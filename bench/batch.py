@@ -66,16 +66,12 @@ os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
 os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
 os.environ["MUSTER_POLICY_MODE"] = "healthy"
 
-import graph.app.batch  # noqa: E402 - after the environment is set
+import graph.app.batch_queue  # noqa: E402 - after the environment is set
 from checkpoints.threads import thread_config  # noqa: E402
-from graph.app.batch import (  # noqa: E402
-    MAX_LANES,
-    BatchPlan,
-    BatchProgress,
-    load_tickets,
-    run_batch,
-)
-from graph.app.runtime import Runtime, open_runtime, stream_run  # noqa: E402
+from graph.app.batch_queue import MAX_LANES, BatchPlan, run_batch  # noqa: E402
+from graph.app.batch_report import BatchProgress  # noqa: E402
+from graph.app.batch_tickets import load_tickets  # noqa: E402
+from graph.app.runtime import MusterRuntime, open_runtime, stream_run  # noqa: E402
 from workers.models import load_model_factory  # noqa: E402
 
 TICKETS = ROOT / "examples" / "black_friday.jsonl"
@@ -107,10 +103,10 @@ class TimedLock(asyncio.Lock):
         super().release()
 
 
-Tweak = Callable[[Runtime], Awaitable[None]]
+Tweak = Callable[[MusterRuntime], Awaitable[None]]
 
 
-async def no_tweak(runtime: Runtime) -> None:
+async def no_tweak(runtime: MusterRuntime) -> None:
     return None
 
 
@@ -121,7 +117,7 @@ def stream_with_durability(
     every superstep is on disk before the next starts, which crash-resume relies on)."""
 
     async def run(
-        runtime: Runtime,
+        runtime: MusterRuntime,
         thread_id: str,
         payload: Any,
         *,
@@ -183,7 +179,7 @@ async def one_run(
             finally:
                 latencies.append(time.perf_counter() - started)
 
-        graph.app.batch.stream_run = timed_stream_run
+        graph.app.batch_queue.stream_run = timed_stream_run
         lags: list[float] = []
         stop = asyncio.Event()
 
@@ -214,7 +210,7 @@ async def one_run(
             profile.disable()
         stop.set()
         await watcher
-        graph.app.batch.stream_run = stream_run
+        graph.app.batch_queue.stream_run = stream_run
         conn.commit = original_commit
     not_finished = [r.ticket.id for r in results if r.outcome in ("unfinished", "failed")]
     if drained or len(results) != len(tickets) or not_finished:

@@ -68,7 +68,7 @@ os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
 os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
 os.environ["MUSTER_POLICY_MODE"] = "healthy"
 
-from graph.app.runtime import Runtime, open_runtime, stream_run  # noqa: E402
+from graph.app.runtime import MusterRuntime, open_runtime, stream_run  # noqa: E402
 from graph.limits import RunLimits  # noqa: E402 - after the environment is set
 from graph.planners import DEFAULT_TIMEOUT_S, Planner  # noqa: E402
 from servers.call_log import count_calls  # noqa: E402
@@ -148,7 +148,7 @@ def file_bytes(db: Path) -> int:
 
 
 async def timed_run(
-    runtime: Runtime, n: int, thread: str, *, steps: int, **overrides: Any
+    runtime: MusterRuntime, n: int, thread: str, *, steps: int, **overrides: Any
 ) -> tuple[float, dict[str, Any]]:
     """One graph run on a new thread; checks every packet reported ok in `steps` turns."""
     services = replace(runtime.for_thread(thread), **overrides)

@@ -42,7 +42,9 @@ def build_graph(
     builder = StateGraph(MusterState, input_schema=InputState, context_schema=Services)
     # `plan` returns a `Command` whose goto is the first wave's `Send`s (or the barrier when
     # nothing is ready); `destinations` lets the drawing show those edges.
-    builder.add_node("plan", plan, destinations={"dispatch": "Send(Handoff)", "collect": "no packets"})
+    builder.add_node(
+        "plan", plan, destinations={"dispatch": "Send(Handoff)", "collect": "no packets"}
+    )
     # `dispatch` takes a `Handoff` (a Send packet), not the state, and its handler takes an
     # injected `NodeError`; neither shape is covered by the typed `add_node` overloads.
     builder.add_node(

@@ -40,6 +40,7 @@ def with_dependency_findings(packet: Handoff, state: MusterState) -> Handoff:
             inputs[f"{dependency}.{finding.id}"] = f"{finding.tool}: {finding.observation[:2000]}"
     return packet.model_copy(update={"inputs": inputs})
 
+
 def send_packets(
     packets: Sequence[Handoff], state: MusterState, services: Services | None
 ) -> list[Send]:

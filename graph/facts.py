@@ -8,10 +8,12 @@ that evidence, cites it like its own, and does not fetch it again.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from workers.contracts import Finding, Handoff
-from workers.hub import ToolHub
+from workers.contracts import Finding, Handoff, Report
+from workers.hub import CallOutcome, ToolHub
 from workers.roster import Roster
 
 ORDER_RECORD = "order_record"
@@ -22,10 +24,32 @@ ORDER_LOOKUP = "orders.find_order"
 """The one tool the supervisor may call to resolve it."""
 
 
+@dataclass
+class SharedFacts:
+    """The packets with their shared facts attached, and what resolving them found."""
+
+    packets: list[Handoff]
+    """Every packet, the order record attached where its worker `needs` it."""
+    notes: list[str] = field(default_factory=list)
+    """One line per lookup."""
+    unknown_orders: list[str] = field(default_factory=list)
+    """Order ids the orders server says do not exist."""
+    answered: list[Report] = field(default_factory=list)
+    """Reports for packets about an order that does not exist: the supervisor's own lookup
+    already answered them, so nobody is sent to fail on it again."""
+
+
+UNKNOWN_ORDER = re.compile(r"\bno order (\S+);")
+"""How the orders server says an order does not exist (its error text is its contract)."""
+
+
 async def resolve_shared_facts(
     packets: Sequence[Handoff], order_ids: Sequence[str], *, hub: ToolHub, roster: Roster
-) -> tuple[list[Handoff], list[str]]:
-    """Packets with the order record attached where their worker needs it, and notes."""
+) -> SharedFacts:
+    """Packets with the order record attached where their worker needs it, and notes.
+
+    A packet about an order that does not exist is answered by the lookup itself: the answer
+    asks the customer to check the number instead of sending a worker to fail on it."""
 
     def needs_record(packet: Handoff) -> bool:
         spec = roster.get(packet.recipient)
@@ -34,14 +58,21 @@ async def resolve_shared_facts(
     needy = [p for p in packets if needs_record(p)]
     order_ids = list(dict.fromkeys(order_ids))
     if not needy or not order_ids:
-        return list(packets), []
+        return SharedFacts(packets=list(packets))
     # A ticket is about one order in the common case; each packet gets the record of the
     # order it names, or else the ticket's first order.
     records: dict[str, Finding] = {}
     notes: list[str] = []
+    unknown: list[str] = []
+    errors: dict[str, str] = {}
     for order_id in order_ids:
         result = await hub.call(ORDER_LOOKUP, {"order_id": order_id}, [ORDER_LOOKUP])
         if not result.ok:
+            if result.outcome == CallOutcome.TOOL_ERROR and UNKNOWN_ORDER.search(result.text):
+                unknown.append(order_id)
+                errors[order_id] = result.text
+                notes.append(f"order {order_id} does not exist: {result.text}")
+                continue
             notes.append(f"could not resolve {ORDER_RECORD} for order {order_id}: {result.text}")
             continue
         records[order_id] = Finding(
@@ -52,12 +83,46 @@ async def resolve_shared_facts(
             observation=result.text,
         )
         notes.append(f"resolved {ORDER_RECORD} {order_id} once for {len(needy)} packet(s)")
+    answered = [
+        _no_such_order(p, errors[p.inputs["order_id"]])
+        for p in packets
+        if p.inputs.get("order_id") in errors
+    ]
+    kept = list(packets)
     if not records:
-        return list(packets), notes
+        return SharedFacts(packets=kept, notes=notes, unknown_orders=unknown, answered=answered)
     first = next(iter(records.values()))
 
     def with_fact(packet: Handoff) -> Handoff:
         record = records.get(packet.inputs.get("order_id", ""), first)
         return packet.model_copy(update={"facts": (record,)})
 
-    return [with_fact(p) if needs_record(p) else p for p in packets], notes
+    return SharedFacts(
+        packets=[with_fact(p) if needs_record(p) else p for p in kept],
+        notes=notes,
+        unknown_orders=unknown,
+        answered=answered,
+    )
+
+
+def _no_such_order(packet: Handoff, error: str) -> Report:
+    """The report for a packet about an order the orders server does not know."""
+    order_id = packet.inputs["order_id"]
+    finding = Finding(
+        id="F1",
+        tool=ORDER_LOOKUP,
+        call_id=f"{SHARED_CALL_PREFIX}{order_id}",
+        args={"order_id": order_id},
+        observation=error,
+    )
+    conclusion = f"There is no order {order_id}; the customer should check the number."
+    return Report(
+        packet_id=packet.id,
+        worker=packet.recipient,
+        objective=packet.objective,
+        status="ok",
+        findings=[finding],
+        note=conclusion,
+        conclusion=conclusion,
+        attempt=packet.attempt,
+    )

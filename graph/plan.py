@@ -22,6 +22,7 @@ from langgraph.types import Command
 from graph.dispatch import send_packets
 from graph.facts import resolve_shared_facts
 from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S
+from graph.planners.rules import read_ticket
 from graph.services import Services, services_for
 from graph.state import MusterState, ready_packets
 from workers.contracts import Handoff
@@ -54,13 +55,33 @@ async def plan(
     order_ids = find_order_ids(state["request"]) + [
         p.inputs["order_id"] for p in validated.packets if "order_id" in p.inputs
     ]
-    packets, fact_notes = await resolve_shared_facts(
+    shared = await resolve_shared_facts(
         validated.packets, order_ids, hub=services.hub, roster=services.roster
     )
-    notes = validated.notes + fact_notes
-    services.trace_node("plan", outcome="ok", packets=[p.id for p in packets], notes=notes)
-    update: dict[str, Any] = {"packets": packets, "plan_notes": notes}
-    after_plan = MusterState(request=state["request"], packets=packets, plan_notes=notes)
+    packets = shared.packets
+    notes = validated.notes + shared.notes
+    reading = read_ticket(state["request"])
+    services.trace_node(
+        "plan",
+        outcome="ok",
+        packets=[p.id for p in packets],
+        notes=notes,
+        intents=list(reading.intents),
+    )
+    update: dict[str, Any] = {
+        "packets": packets,
+        "plan_notes": notes,
+        # Whoever wrote the packets, the rules' reading of the ticket is what the answer
+        # must resolve: an LLM planner cannot make an intent disappear by not planning it.
+        "intents": list(reading.intents),
+        "language": reading.language,
+        "order_ids": list(dict.fromkeys(order_ids)),
+        "unknown_orders": shared.unknown_orders,
+        "reports": shared.answered,
+    }
+    after_plan = MusterState(
+        request=state["request"], packets=packets, plan_notes=notes, reports=shared.answered
+    )
     first_wave = ready_packets(after_plan)
     if not first_wave:
         return Command(update=update, goto="collect")

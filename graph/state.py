@@ -27,6 +27,14 @@ class MusterState(InputState, total=False):
 
     packets: list[Handoff]
     """The validated plan: one packet per sub-task."""
+    intents: list[str]
+    """Every intent the ticket expresses (`graph.planners.intents`); each needs a resolution."""
+    language: str
+    """The language the ticket is written in (`English` unless the rules read another)."""
+    order_ids: list[str]
+    """The order ids the ticket names, as the orders server keys them."""
+    unknown_orders: list[str]
+    """Order ids the ticket names that the orders system does not know."""
     plan_notes: list[str]
     """What plan validation corrected (dropped duplicates, narrowed allowlists, capped budgets)."""
     reports: Annotated[list[Report], operator.add]

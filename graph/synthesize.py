@@ -1,8 +1,14 @@
-"""`synthesize`: write the answer from the reports, and say honestly when it is degraded.
+"""The `synthesize` stage: write the answer that resolves the ticket, and say honestly when it
+is degraded.
 
-The answer is built from typed fields only. It is degraded whenever a fallback, a failure, a
-run limit or an unverified claim went into it, and each of those becomes a line in
-`degraded_reasons` and in the text, naming the specialist and what replaced it.
+The answer has parts (`workers.contracts.Answer`): a summary of what happened, each claim
+citing its finding; a resolution step for every intent the ticket expressed (an
+approval-gated action, an instruction for the agent, or an open point); a draft reply built
+from the knowledge base's customer-facing wording and the policy that applies; open
+questions; and the evidence, readable. `graph.resolve` builds them from the reports'
+observations. The answer is `complete` only when every intent has a resolution (principle
+10). It is degraded whenever a fallback, a failure, a run limit or an unverified claim went
+into it, and each of those becomes a line in `degraded_reasons` and in the text.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.facts import SHARED_CALL_PREFIX
+from graph.facts_read import money, read_facts
+from graph.resolve import Resolver, proposals_from
 from graph.services import Services, services_for
 from graph.state import (
     ESCALATION_WORKER,
@@ -21,7 +29,14 @@ from graph.state import (
     latest_actions,
     pending_packets,
 )
-from workers.contracts import ActionRecord, Answer, AnswerStatus, Finding, Report
+from workers.contracts import (
+    ActionRecord,
+    Answer,
+    AnswerStatus,
+    Finding,
+    ProposedAction,
+    Report,
+)
 
 
 def summarize_observation(finding: Finding, *, limit: int = 320) -> str:
@@ -101,6 +116,63 @@ def _missing_tools(report: Report) -> str | None:
     return f"{report.worker}: {', '.join(missing)} failed, so what it would have told us is missing"
 
 
+def _evidence_line(cite: str, finding: Finding) -> str:
+    """One readable line of evidence: what was looked up, and what it said."""
+    args = ", ".join(f"{k}={v}" for k, v in finding.args.items())
+    try:
+        data: Any = json.loads(finding.observation)
+    except json.JSONDecodeError:
+        data = None
+    tool = finding.tool.split(".", 1)[-1]
+    if isinstance(data, dict) and tool == "find_order":
+        charges = data.get("charges") or []
+        charged = "; ".join(
+            f"{money(int(c.get('amount_cents', 0)))} on {c.get('charged_at')}"
+            for c in charges
+            if isinstance(c, dict)
+        )
+        said = (
+            f"order {data.get('order_id')} for {data.get('customer')}: "
+            f"{data.get('item')}, {data.get('amount')}, {data.get('status')}"
+            f"{', delivered ' + str(data['delivered_at']) if data.get('delivered_at') else ''}, "
+            f"paid by {data.get('payment_method')}, placed {data.get('placed_at')}; "
+            f"charges: {charged or 'none'}"
+        )
+    elif isinstance(data, dict) and tool == "refund_status":
+        said = (
+            f"refunded {money(int(data.get('refunded_cents', 0)))} of "
+            f"{money(int(data.get('total_charged_cents', 0)))} charged; "
+            f"{money(int(data.get('refundable_cents', 0)))} still refundable ({data.get('status')})"
+        )
+    elif isinstance(data, dict) and tool == "check_policy":
+        said = f"{data.get('policy_id')} ({data.get('topic')}): {data.get('text')}"
+    elif isinstance(data, dict) and tool == "get_article":
+        said = f'{data.get("id")} "{data.get("title")}"'
+    else:
+        said = summarize_text(finding.observation)
+    source = " (cached fallback)" if finding.source == "fallback" else ""
+    return f"[{cite}] {finding.tool}({args}){source}: {said}"
+
+
+def _proposed(reports: dict[str, Report]) -> list[ProposedAction]:
+    """Every action proposed by a current ok report, once."""
+    seen: dict[str, ProposedAction] = {}
+    for report in reports.values():
+        if report.status != "ok":
+            continue
+        for action in report.proposed_actions:
+            seen.setdefault(action.digest(), action)
+    return list(seen.values())
+
+
+def _decisions(actions: list[ActionRecord]) -> dict[str, ActionRecord]:
+    """The latest decision per proposal, keyed like `ProposedAction.digest()`."""
+    return {
+        ProposedAction(tool=a.tool, args=a.args, proposed_by=a.proposed_by).digest(): a
+        for a in actions
+    }
+
+
 def compose_answer(state: MusterState) -> Answer:
     """The answer for the current state (pure; `synthesize` wraps it)."""
     reports = current_reports(state.get("reports") or [])
@@ -110,6 +182,8 @@ def compose_answer(state: MusterState) -> Answer:
     fallbacks = [r for r in reports.values() if r.fallback]
     failed = [r for r in reports.values() if r.status == "failed"]
     not_run = pending_packets(state)
+    intents = list(state.get("intents") or [])
+    language = state.get("language") or "English"
 
     # A retry or a clarification that then succeeded changes nothing in the answer: the
     # packet's current report is live. Fallbacks, reassignments and escalations do.
@@ -136,42 +210,147 @@ def compose_answer(state: MusterState) -> Answer:
         if a.status in ("refused", "failed", "approved")
     ]
 
+    usable = [r for r in reports.values() if r.status == "ok"]
+    escalation = next((r for r in usable if r.worker == ESCALATION_WORKER), None)
+    resolver = Resolver(
+        intents=intents,
+        order_ids=state.get("order_ids") or [],
+        unknown_orders=state.get("unknown_orders") or [],
+        facts=read_facts(usable),
+        proposals=proposals_from(_proposed(reports), _decisions(actions), _digest),
+        escalation_note=(escalation.conclusion or escalation.note) if escalation else None,
+        clarification_pending=False,
+    )
+    resolution = resolver.resolve()
+    open_steps = [s for s in resolution.steps if s.kind == "open"]
+    if language != "English":
+        resolution.open_questions.append(
+            f"The customer wrote in {language}: send the reply in {language}."
+        )
+
     status: AnswerStatus
-    if not live_ok and not fallbacks:
+    if reports and not live_ok and not fallbacks:
         status = "failed"
-    elif failed or fallbacks or stop_reason or not_run or gaps:
+    elif failed or fallbacks or stop_reason or not_run or gaps or open_steps:
         status = "partial"
     else:
         status = "complete"
-    degraded = bool(reasons) or status != "complete"
-    needs_human = any(a.status in ("refused", "failed", "approved") for a in actions) or (
-        any(r.strategy == "escalate" for r in recoveries)
-        or any(r.worker == ESCALATION_WORKER for r in reports.values())
-        or status == "failed"
+    degraded = bool(reasons) or (status == "failed")
+    unresolved_without_order = any(
+        s.intent != "unknown" and "names no order" in s.text for s in open_steps
     )
-
-    lines = [f"Request: {' '.join(state['request'].split())}", "", "What the specialists found:"]
-    shown: set[str] = set()
-    for report in reports.values():
-        lines += _report_lines(report, shown)
-    if actions:
-        lines += ["", "Actions:"]
-        lines += [_action_line(a) for a in actions]
-    if recoveries:
-        lines += ["", "Recovery:"]
-        lines += [f"- {r.strategy}: {r.detail}" for r in recoveries]
-    if degraded:
-        lines += ["", "DEGRADED: " + "; ".join(reasons or [f"status is {status}"])]
-    if needs_human:
-        lines += ["", "NEEDS HUMAN: a person should review this ticket."]
-    return Answer(
-        text="\n".join(lines),
+    needs_human = (
+        any(a.status in ("refused", "failed", "approved") for a in actions)
+        or any(s.kind == "action" and s.approval == "pending approval" for s in resolution.steps)
+        or any(r.strategy == "escalate" for r in recoveries)
+        or escalation is not None
+        or "complaint" in intents
+        or status == "failed"
+        or not intents
+        or unresolved_without_order
+        or language != "English"
+        or any("policy is never guessed" in s.text for s in open_steps)
+    )
+    if intents == ["acknowledgement"]:
+        needs_human = bool(reasons)
+    evidence: list[str] = []
+    seen_calls: set[str] = set()
+    for report in usable:
+        for finding in report.findings:
+            if finding.call_id in seen_calls:  # a shared fact, given to several workers
+                continue
+            seen_calls.add(finding.call_id)
+            evidence.append(_evidence_line(f"{report.packet_id}/{finding.id}", finding))
+    customer = next(iter(resolver.facts.orders.values()), None)
+    greeting = f"Hello {customer.data.get('customer')}," if customer else "Hello,"
+    reply = "\n\n".join([greeting, *resolution.reply, "Kind regards,\nCustomer Support"])
+    answer = Answer(
+        text="",
         status=status,
         degraded=degraded,
         degraded_reasons=reasons,
         needs_human=needs_human,
         stop_reason=stop_reason,
+        intents=intents,
+        summary=resolution.summary,
+        resolution=resolution.steps,
+        customer_reply=reply if resolution.reply else "",
+        open_questions=resolution.open_questions,
+        evidence=evidence,
     )
+    policies = [
+        f"{p.data.get('policy_id')}"
+        + (f" (cached snapshot {p.data.get('snapshot')})" if p.fallback else "")
+        + f": {p.data.get('text')}"
+        for p in resolver.facts.policies.values()
+    ]
+    text = render_text(
+        answer,
+        request=state["request"],
+        policies=policies,
+        action_lines=[_action_line(a) for a in actions],
+        recovery_lines=[f"- {r.strategy}: {r.detail}" for r in recoveries],
+    )
+    return answer.model_copy(update={"text": text})
+
+
+def _digest(action: ProposedAction) -> str:
+    return action.digest()
+
+
+def render_text(
+    answer: Answer,
+    *,
+    request: str,
+    policies: list[str],
+    action_lines: list[str],
+    recovery_lines: list[str],
+) -> str:
+    """The answer for a terminal (and, being plain Markdown, for a Markdown viewer)."""
+    lines = [f"Request: {' '.join(request.split())}"]
+    if answer.intents:
+        lines.append("Intents: " + ", ".join(answer.intents))
+    if answer.summary:
+        lines += ["", "What happened:"]
+        lines += [
+            f"- {c.text}" + (f" [{', '.join(c.cites)}]" if c.cites else "") for c in answer.summary
+        ]
+    if answer.resolution:
+        lines += ["", "What we will do:"]
+        for step in answer.resolution:
+            head = f"- ({step.intent}) "
+            if step.kind == "action":
+                call = f"{step.tool}({_args(step.args)})"
+                head += f"ACTION {call} [{step.approval}]: "
+            elif step.kind == "open":
+                head += "OPEN: "
+            lines.append(head + step.text + (f" [{', '.join(step.cites)}]" if step.cites else ""))
+    if answer.customer_reply:
+        lines += ["", "Draft reply to the customer:"]
+        lines += ["  " + line if line else "" for line in answer.customer_reply.splitlines()]
+    if answer.open_questions:
+        lines += ["", "Open questions:"]
+        lines += [f"- {q}" for q in answer.open_questions]
+    if policies:
+        lines += ["", "Policy that applies:"]
+        lines += [f"- {p}" for p in policies]
+    if answer.evidence:
+        lines += ["", "Evidence:"]
+        lines += [f"- {e}" for e in answer.evidence]
+    if action_lines:
+        lines += ["", "Actions:"]
+        lines += action_lines
+    if recovery_lines:
+        lines += ["", "Recovery:"]
+        lines += recovery_lines
+    if answer.degraded:
+        lines += [
+            "",
+            "DEGRADED: " + "; ".join(answer.degraded_reasons or [f"status is {answer.status}"]),
+        ]
+    if answer.needs_human:
+        lines += ["", "NEEDS HUMAN: a person should review this ticket."]
+    return "\n".join(lines)
 
 
 async def synthesize(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:

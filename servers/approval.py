@@ -27,6 +27,7 @@ _TOKEN_RE = re.compile(r"([0-9]{1,12})\.([0-9a-f]{64})")
 
 def action_digest(tool: str, args: Mapping[str, object]) -> str:
     """Return the sha256 hex digest of the canonical JSON of {"tool": tool, "args": args}."""
+    # Kept equal to workers.contracts.sha256_hex (servers can't import it): test_digests.py
     canonical = json.dumps(
         {"tool": tool, "args": dict(args)}, sort_keys=True, separators=(",", ":")
     )

@@ -167,5 +167,18 @@ def search_kb(query: str, ctx: Context[ServerSession, KBIndex], limit: int = 3) 
     return json.dumps({"query": query, "results": results})
 
 
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
+def get_article(article_id: str, ctx: Context[ServerSession, KBIndex]) -> str:
+    """Read one knowledge-base article by id (e.g. KB-201): its title and customer-facing text."""
+    record(SERVER, "get_article", {"article_id": article_id})
+    wanted = article_id.strip().upper()
+    row = ctx.request_context.lifespan_context.conn.execute(
+        "SELECT id, title, body FROM articles WHERE id = ?", (wanted,)
+    ).fetchone()
+    if row is None:
+        raise ValueError(f"no article {article_id!r}; search with search_kb to find article ids")
+    return json.dumps({"id": row[0], "title": row[1], "body": row[2]})
+
+
 if __name__ == "__main__":
     mcp.run()

@@ -6,17 +6,21 @@ checkpointer is `AsyncSqliteSaver` on a file. Nothing here mocks them.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
-from graph.app.runtime import open_runtime, stream_run
+from checkpoints.threads import thread_config
+from graph.app.runtime import open_runtime, open_store, stream_run
 from graph.limits import RunLimits
 from graph.planners import Planner, plan_ticket
 from workers.contracts import Report
@@ -24,6 +28,58 @@ from workers.models import ModelFactory
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEMO_TICKET = "Customer says order #12345 was charged twice. What happened and what can we do?"
+
+HANG_TIMEOUT_S = 300.0
+"""The one safety bound for waits in tests: subprocesses to exit, a server to answer, an event
+to show up in a file or the store. Tests wait for the event itself, never for a fixed time; this
+bound only matters if something hangs, so it is generous enough for a loaded machine."""
+
+T = TypeVar("T")
+
+
+def wait_until(
+    condition: Callable[[], T],
+    what: str,
+    *,
+    proc: subprocess.Popen[Any] | None = None,
+    timeout_s: float = HANG_TIMEOUT_S,
+) -> T:
+    """Poll `condition` until it returns something truthy, and return that. Fails the test if
+    `proc` exits first, or if nothing happens within `timeout_s` (a hang)."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := condition()):
+        if proc is not None and proc.poll() is not None:
+            pytest.fail(f"the process exited (rc={proc.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"no sign of {what} after {timeout_s:g}s")
+        time.sleep(0.02)
+    return value
+
+
+def saved_branch_workers(db: Path, thread: str) -> set[str]:
+    """Workers with a report saved in the thread's checkpoint store, as a reader of the SQLite
+    file sees it now: in the latest checkpoint, or as a pending write of the superstep in flight.
+    A branch's write lands just after its trace line, so a test that kills a run mid-superstep
+    waits for this, not for a grace time."""
+    if not db.exists():
+        return set()
+
+    async def read() -> set[str]:
+        async with open_store(db) as (_, saver):
+            saved = await saver.aget_tuple(thread_config(thread))
+        if saved is None:
+            return set()
+        values: list[Any] = [saved.checkpoint["channel_values"].get("reports")]
+        values += [v for _, channel, v in saved.pending_writes or [] if channel == "reports"]
+        return {
+            report.worker
+            for value in values
+            if isinstance(value, list)
+            for report in value
+            if isinstance(report, Report)
+        }
+
+    return asyncio.run(read())
 
 
 @dataclass(frozen=True)
@@ -39,7 +95,7 @@ class MusterEnv:
     def cli(
         self,
         *args: str,
-        timeout: float = 60,
+        timeout: float = HANG_TIMEOUT_S,
         extra_env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run the real `muster` CLI in a subprocess with this environment."""

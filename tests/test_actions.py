@@ -24,15 +24,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage
 from langgraph.types import Command, Interrupt
 
 from checkpoints.threads import status_of, thread_config
-from graph.app.runtime import Runtime, open_runtime, stream_run
+from graph.app.runtime import MusterRuntime, open_runtime, stream_run
 from graph.approval import approval_digest, idempotency_key
 from servers.approval import action_digest, mint_token, verify_token
 from servers.call_log import read_calls
-from tests.conftest import MusterEnv
+from tests.conftest import HANG_TIMEOUT_S, MusterEnv
 from workers.contracts import ActionRecord, ProposedAction
 from workers.models import scripted_factory
 
@@ -43,7 +44,8 @@ REFUND_12345 = {"order_id": "12345", "amount_cents": 12900}
 """What billing proposes for the demo order: one duplicated charge of $129.00."""
 REFUND_12366 = {"order_id": "12366", "amount_cents": 3299}
 """What billing proposes for the injection order: one duplicated charge of $32.99."""
-CLI_TIMEOUT_S = 30.0
+CLI_TIMEOUT_S = HANG_TIMEOUT_S
+"""Only a hung CLI reaches it: interpreter and server start-up take what they take."""
 EXIT_OK, EXIT_BAD_INPUT, EXIT_DEGRADED, EXIT_WAITING = 0, 2, 3, 5
 
 
@@ -118,7 +120,7 @@ def one_line_error(stderr: str) -> str:
 # --- reaching the approval interrupt in-process ------------------------------------------
 
 
-async def run_to_interrupt(runtime: Runtime, thread: str, request: str) -> list[Interrupt]:
+async def run_to_interrupt(runtime: MusterRuntime, thread: str, request: str) -> list[Interrupt]:
     """Run a new thread until it stops; return its pending interrupts."""
     await stream_run(runtime, thread, {"request": request})
     snapshot = await runtime.graph.aget_state(thread_config(thread))
@@ -144,6 +146,8 @@ def latest_action(values: dict[str, Any]) -> ActionRecord:
 # --- 1. approving twice, and rejecting -------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_approving_twice_refunds_once(muster_env: MusterEnv) -> None:
     thread = "twice"
     run = muster_env.cli("run", REFUND_TICKET, "--thread", thread, timeout=CLI_TIMEOUT_S)
@@ -177,6 +181,8 @@ def test_approving_twice_refunds_once(muster_env: MusterEnv) -> None:
     ]
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 async def test_reject_refunds_nothing_and_the_answer_says_rejected(
     muster_env: MusterEnv,
 ) -> None:
@@ -208,6 +214,8 @@ async def test_reject_refunds_nothing_and_the_answer_says_rejected(
 # --- 2 and 3. SIGKILL after the refund, resume, then resume the finished thread ------------
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 async def test_kill_after_refund_then_resume_replays_without_refunding_again(
     muster_env: MusterEnv,
 ) -> None:
@@ -280,6 +288,7 @@ async def test_kill_after_refund_then_resume_replays_without_refunding_again(
 # --- 4. an approval replayed for another thread or other arguments -------------------------
 
 
+@pytest.mark.integration
 async def test_replayed_approval_for_another_thread_or_other_arguments_is_rejected(
     muster_env: MusterEnv,
 ) -> None:
@@ -341,6 +350,8 @@ async def test_replayed_approval_for_another_thread_or_other_arguments_is_reject
 # --- 5. an expired approval ----------------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 async def test_expired_approval_is_refused_by_the_server_and_needs_a_human(
     muster_env: MusterEnv,
 ) -> None:
@@ -389,6 +400,8 @@ def _mentions_order_999(value: Any) -> bool:
     return "999" in text
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 async def test_injected_note_never_becomes_an_action(muster_env: MusterEnv) -> None:
     thread = "injected"
     pending = await start_waiting_thread(muster_env, thread, INJECTION_TICKET)
@@ -420,6 +433,7 @@ async def test_injected_note_never_becomes_an_action(muster_env: MusterEnv) -> N
     assert [c["args"]["order_id"] for c in refund_calls(muster_env)] == ["12366"]
 
 
+@pytest.mark.integration
 async def test_model_that_follows_the_injection_has_its_proposal_rejected(
     muster_env: MusterEnv,
 ) -> None:
@@ -465,6 +479,8 @@ async def test_model_that_follows_the_injection_has_its_proposal_rejected(
     assert refund_calls(muster_env) == []
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 async def test_approval_bound_to_the_digest_the_human_read(muster_env: MusterEnv) -> None:
     thread = "digest-check"
     pending = await start_waiting_thread(muster_env, thread, REFUND_TICKET)

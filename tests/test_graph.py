@@ -19,6 +19,7 @@ from workers.models import offline_factory, scripted_factory
 from workers.roster import Roster
 
 
+@pytest.mark.integration
 async def test_demo_with_broken_policy_is_degraded_and_names_the_fallback(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -56,6 +57,7 @@ async def test_demo_with_broken_policy_is_degraded_and_names_the_fallback(
     assert belts["billing"] == ["orders.find_order", "orders.refund_status"]
 
 
+@pytest.mark.integration
 async def test_demo_with_healthy_policy_is_complete(muster_env: MusterEnv) -> None:
     values, _ = await run_ticket(muster_env)
     answer = values["answer"]
@@ -71,6 +73,7 @@ async def test_demo_with_healthy_policy_is_complete(muster_env: MusterEnv) -> No
     assert count_calls(muster_env.call_log, server="kb", tool="search_kb") == 1
 
 
+@pytest.mark.integration
 async def test_tool_not_offered_is_refused_before_any_mcp_call(muster_env: MusterEnv) -> None:
     sneaky = AIMessage(
         content="",
@@ -89,6 +92,7 @@ async def test_tool_not_offered_is_refused_before_any_mcp_call(muster_env: Muste
     assert report.note == "done without kb"
 
 
+@pytest.mark.integration
 async def test_exception_in_one_branch_keeps_siblings_and_reruns_only_that_branch(
     muster_env: MusterEnv,
 ) -> None:
@@ -119,6 +123,7 @@ async def test_exception_in_one_branch_keeps_siblings_and_reruns_only_that_branc
     assert values["answer"].status == "complete"
 
 
+@pytest.mark.integration
 async def test_send_timeout_turns_a_hanging_backend_into_a_timeout_report(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -139,6 +144,7 @@ async def test_send_timeout_turns_a_hanging_backend_into_a_timeout_report(
     assert values["answer"].degraded
 
 
+@pytest.mark.integration
 async def test_crashing_backend_is_unavailable(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,6 +156,7 @@ async def test_crashing_backend_is_unavailable(
     assert by_worker(values["reports"])["comms"][0].status == "ok"
 
 
+@pytest.mark.integration
 async def test_same_call_a_third_time_is_a_loop(muster_env: MusterEnv) -> None:
     again = AIMessage(
         content="",
@@ -169,6 +176,8 @@ async def test_same_call_a_third_time_is_a_loop(muster_env: MusterEnv) -> None:
     assert values["answer"].needs_human
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_cli_demo_run_json_strict_msgpack_and_no_unregistered_warnings(
     muster_env: MusterEnv,
 ) -> None:
@@ -214,6 +223,7 @@ def test_cli_demo_run_json_strict_msgpack_and_no_unregistered_warnings(
         (["run", "hi", "--model", "offline:nan"], "unknown model"),
     ],
 )
+@pytest.mark.slow
 def test_cli_bad_input_is_one_line_and_exit_2(
     muster_env: MusterEnv, args: list[str], message: str
 ) -> None:

@@ -19,7 +19,6 @@ from typing import Any
 import mcp.types as types
 import pytest
 import pytest_asyncio
-from langchain_core.messages import ToolMessage
 
 from servers.call_log import count_calls
 from workers.hub import CallOutcome, ToolHub, cap_text
@@ -211,6 +210,7 @@ def test_cap_text_is_utf8_safe() -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_connect_starts_every_server_and_catalogues_reads(hub: ToolHub) -> None:
     health = hub.health()
     assert set(health) == {"orders", "kb", "policy", "fx"}
@@ -232,6 +232,7 @@ async def test_connect_starts_every_server_and_catalogues_reads(hub: ToolHub) ->
 
 
 @module_loop
+@pytest.mark.integration
 async def test_read_call_ok_and_logged(hub: ToolHub, env: Env) -> None:
     before = count_calls(env.call_log, server="orders", tool="find_order")
     result = await hub.call("orders.find_order", {"order_id": "12345"}, ["orders.find_order"])
@@ -253,6 +254,7 @@ async def test_read_call_ok_and_logged(hub: ToolHub, env: Env) -> None:
     ],
 )
 @module_loop
+@pytest.mark.integration
 async def test_allowlist_refusals_never_reach_a_server(
     hub: ToolHub, env: Env, name: str, allow: list[str]
 ) -> None:
@@ -264,6 +266,7 @@ async def test_allowlist_refusals_never_reach_a_server(
 
 
 @module_loop
+@pytest.mark.integration
 async def test_unknown_tool(hub: ToolHub) -> None:
     result = await hub.call("orders.cancel_order", {}, ["orders."])
     assert result.outcome == CallOutcome.UNKNOWN_TOOL
@@ -276,11 +279,11 @@ async def test_unknown_tool(hub: ToolHub) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_write_tools_are_never_offered_or_run_by_call(hub: ToolHub, env: Env) -> None:
     assert not any(spec.writes for spec in hub.specs(ALL_READS + ["orders.issue_refund"]))
     for name in ["orders.issue_refund", "fx.refund", "fx.wipe", "fx.notify"]:
         assert name not in [spec.name for spec in hub.specs([name])]
-        assert name not in [tool.name for tool in hub.langchain_tools([name])]
         result = await hub.call(name, {"order_id": "12345"}, [name, name.split(".")[0] + "."])
         assert result.outcome == CallOutcome.NOT_ALLOWED, name
     assert count_calls(env.call_log, tool="issue_refund") == 0
@@ -288,6 +291,7 @@ async def test_write_tools_are_never_offered_or_run_by_call(hub: ToolHub, env: E
 
 
 @module_loop
+@pytest.mark.integration
 async def test_call_action_runs_writes_only(hub: ToolHub, env: Env) -> None:
     result = await hub.call_action("fx.refund", {"order_id": "12345"})
     assert result.ok and result.text.startswith("refund done")
@@ -304,6 +308,7 @@ async def test_call_action_runs_writes_only(hub: ToolHub, env: Env) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_tool_errors_are_values(hub: ToolHub) -> None:
     result = await hub.call("fx.fail", {}, ["fx."])
     assert result.outcome == CallOutcome.TOOL_ERROR
@@ -317,6 +322,7 @@ async def test_tool_errors_are_values(hub: ToolHub) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_result_is_capped_on_a_utf8_boundary(hub: ToolHub) -> None:
     result = await hub.call("fx.big", {"n_bytes": 100 * 1024}, ["fx.big"])
     assert result.ok and result.truncated
@@ -326,6 +332,7 @@ async def test_result_is_capped_on_a_utf8_boundary(hub: ToolHub) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_timeout_is_bounded_and_the_server_stays_up(hub: ToolHub) -> None:
     started = time.monotonic()
     result = await hub.call("fx.sleep", {"seconds": 30}, ["fx."], timeout_s=0.5)
@@ -337,6 +344,7 @@ async def test_timeout_is_bounded_and_the_server_stays_up(hub: ToolHub) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_one_session_serves_concurrent_calls(hub: ToolHub) -> None:
     pid = hub.server_pids()["fx"]
     started = time.monotonic()
@@ -349,6 +357,7 @@ async def test_one_session_serves_concurrent_calls(hub: ToolHub) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_garbage_on_stdout_does_not_take_down_the_hub(hub: ToolHub) -> None:
     result = await hub.call("fx.garbage", {}, ["fx."])
     assert result.ok and result.text == "survived"
@@ -357,6 +366,7 @@ async def test_garbage_on_stdout_does_not_take_down_the_hub(hub: ToolHub) -> Non
 
 
 @module_loop
+@pytest.mark.integration
 async def test_cancellation_propagates(hub: ToolHub) -> None:
     task = asyncio.create_task(hub.call("fx.sleep", {"seconds": 30}, ["fx."]))
     await asyncio.sleep(0.1)
@@ -366,25 +376,11 @@ async def test_cancellation_propagates(hub: ToolHub) -> None:
     assert (await hub.call("fx.echo", {"text": "ok"}, ["fx."])).ok
 
 
-@module_loop
-async def test_langchain_tools_use_the_shared_sessions(hub: ToolHub, env: Env) -> None:
-    tools = hub.langchain_tools(["orders.", "kb.search_kb"])
-    assert [t.name for t in tools] == ["kb.search_kb", "orders.find_order", "orders.refund_status"]
-    find = tools[1]
-    assert find.args_schema == hub.specs(["orders.find_order"])[0].input_schema
-    pids = hub.server_pids()
-    text = await find.ainvoke({"order_id": "12345"})
-    assert json.loads(text)["order_id"] == "12345"
-    call = {"name": find.name, "args": {"order_id": "99999"}, "id": "c1", "type": "tool_call"}
-    message = await find.ainvoke(call)
-    assert isinstance(message, ToolMessage) and message.artifact["outcome"] == "tool_error"
-    assert hub.server_pids() == pids  # no process per call
-
-
 # --- hubs of their own: failures, restarts, pins ----------------------------------------
 
 
 @module_loop
+@pytest.mark.integration
 async def test_policy_hang_times_out_and_others_answer(env: Env) -> None:
     real = env.real(MUSTER_POLICY_MODE="hang")
     cfg = config({"policy": real["policy"], "kb": real["kb"]})
@@ -400,6 +396,7 @@ async def test_policy_hang_times_out_and_others_answer(env: Env) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_crash_is_a_clean_error_and_restarts_on_next_use(env: Env) -> None:
     real = env.real(MUSTER_POLICY_MODE="crash")
     cfg = config({"policy": real["policy"], "kb": real["kb"], "fx": env.fx()})
@@ -431,6 +428,7 @@ async def test_crash_is_a_clean_error_and_restarts_on_next_use(env: Env) -> None
 
 
 @module_loop
+@pytest.mark.integration
 async def test_policy_garbage_mode_does_not_take_down_the_hub(env: Env) -> None:
     real = env.real(MUSTER_POLICY_MODE="garbage")
     cfg = config({"policy": real["policy"], "orders": real["orders"]})
@@ -443,6 +441,7 @@ async def test_policy_garbage_mode_does_not_take_down_the_hub(env: Env) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_a_server_that_fails_to_start_does_not_block_the_others(env: Env) -> None:
     cfg = config(
         {
@@ -472,6 +471,7 @@ async def test_a_server_that_fails_to_start_does_not_block_the_others(env: Env) 
 
 
 @module_loop
+@pytest.mark.integration
 async def test_a_server_that_hangs_at_start_is_bounded(env: Env) -> None:
     started = time.monotonic()
     hub = await ToolHub.connect(
@@ -487,6 +487,7 @@ async def test_a_server_that_hangs_at_start_is_bounded(env: Env) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_weird_tool_names_are_refused_at_registration(env: Env) -> None:
     echoes = fx_calls(env).count("echo")
     async with await ToolHub.connect(config({"fx": env.fx(FIXTURE_TOOLS="weird")})) as hub:
@@ -502,6 +503,7 @@ async def test_weird_tool_names_are_refused_at_registration(env: Env) -> None:
 
 
 @module_loop
+@pytest.mark.integration
 async def test_changed_definitions_are_disabled_until_reconnect(env: Env, tmp_path: Path) -> None:
     desc = tmp_path / "desc.txt"
     desc.write_text("Echo the text back.")
@@ -532,6 +534,7 @@ async def test_changed_definitions_are_disabled_until_reconnect(env: Env, tmp_pa
 
 
 @module_loop
+@pytest.mark.integration
 async def test_no_child_process_outlives_aclose(env: Env) -> None:
     cfg = config({**env.real(), "fx": env.fx()})
     hub = await ToolHub.connect(cfg)

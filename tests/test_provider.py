@@ -92,6 +92,7 @@ async def run(env: MusterEnv, server: RunningServer, request: str = DEMO_TICKET)
         return await stream_run(runtime, f"t-{uuid.uuid4().hex[:8]}", {"request": request})
 
 
+@pytest.mark.integration
 async def test_ticket_end_to_end_through_chat_openai(
     muster_env: MusterEnv, openai_server: RunningServer
 ) -> None:
@@ -164,6 +165,7 @@ async def test_ticket_end_to_end_through_chat_openai(
     assert "12345" in answer.text
 
 
+@pytest.mark.integration
 async def test_unknown_alias_is_refused_by_the_hub(
     muster_env: MusterEnv, openai_server: RunningServer
 ) -> None:
@@ -201,6 +203,7 @@ async def test_unknown_alias_is_refused_by_the_hub(
     assert len(refusals) == 3 and all("not allowed" in m["content"] for m in refusals)
 
 
+@pytest.mark.integration
 async def test_a_bad_llm_plan_is_refused_before_anything_runs(
     muster_env: MusterEnv, openai_server: RunningServer
 ) -> None:
@@ -212,6 +215,7 @@ async def test_a_bad_llm_plan_is_refused_before_anything_runs(
     assert read_calls(muster_env.call_log) == []
 
 
+@pytest.mark.integration
 async def test_a_cyclic_llm_plan_is_refused(
     muster_env: MusterEnv, openai_server: RunningServer
 ) -> None:
@@ -331,6 +335,8 @@ def test_load_model_factory_unknown_provider() -> None:
     assert "nosuchprovider" in message.split(":", 1)[1]  # the cause names the provider too
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_cli_runs_a_ticket_on_a_provider_model_and_llm_planner(
     muster_env: MusterEnv, openai_server: RunningServer
 ) -> None:
@@ -354,6 +360,7 @@ def test_cli_runs_a_ticket_on_a_provider_model_and_llm_planner(
     assert count_calls(muster_env.call_log, server="orders", tool="find_order") == 1
 
 
+@pytest.mark.slow
 def test_cli_llm_planner_refuses_the_offline_model(muster_env: MusterEnv) -> None:
     result = muster_env.cli("run", DEMO_TICKET, "--planner", "llm")
     assert result.returncode == 2

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,7 +25,15 @@ from graph.planners import plan_ticket
 from graph.synthesize import compose_answer
 from graph.verify import find_conflicts, unsupported_claims
 from servers.call_log import count_calls
-from tests.conftest import DEMO_TICKET, PROJECT_ROOT, MusterEnv, by_worker, run_ticket
+from tests.conftest import (
+    DEMO_TICKET,
+    HANG_TIMEOUT_S,
+    PROJECT_ROOT,
+    MusterEnv,
+    by_worker,
+    run_ticket,
+    wait_until,
+)
 from workers.contracts import Finding, Handoff, Report
 from workers.models import scripted_factory
 from workers.roster import Roster
@@ -34,6 +43,7 @@ def strategies(values: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(r.worker, r.reason, r.strategy) for r in values["recoveries"]]
 
 
+@pytest.mark.integration
 async def test_budget_is_retried_once_with_double_budget_then_falls_back(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -50,6 +60,7 @@ async def test_budget_is_retried_once_with_double_budget_then_falls_back(
     assert "retried policy once with double the budget" in values["answer"].text
 
 
+@pytest.mark.integration
 async def test_tool_error_without_fallback_is_reassigned_to_a_capable_worker(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -71,6 +82,7 @@ async def test_tool_error_without_fallback_is_reassigned_to_a_capable_worker(
     assert values["answer"].degraded and "reassigned to comms" in values["answer"].text
 
 
+@pytest.mark.integration
 async def test_timeout_without_fallback_escalates(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -90,6 +102,7 @@ async def test_timeout_without_fallback_escalates(
     assert values["answer"].needs_human
 
 
+@pytest.mark.integration
 async def test_refused_task_escalates_with_a_hand_off(muster_env: MusterEnv) -> None:
     decline = AIMessage(
         content="",
@@ -102,6 +115,7 @@ async def test_refused_task_escalates_with_a_hand_off(muster_env: MusterEnv) -> 
     assert values["answer"].needs_human and values["answer"].status == "partial"
 
 
+@pytest.mark.integration
 async def test_ambiguous_ticket_asks_a_human_and_resumes_the_same_thread(
     muster_env: MusterEnv,
 ) -> None:
@@ -122,6 +136,7 @@ async def test_ambiguous_ticket_asks_a_human_and_resumes_the_same_thread(
     assert "It is order #12345" in values["answer"].text
 
 
+@pytest.mark.integration
 async def test_step_budget_stops_new_work_and_the_answer_is_partial(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -135,6 +150,7 @@ async def test_step_budget_stops_new_work_and_the_answer_is_partial(
     assert "stopped early by the step budget" in answer.text
 
 
+@pytest.mark.integration
 async def test_token_budget_stops_new_work(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -145,21 +161,28 @@ async def test_token_budget_stops_new_work(
     assert sum(r.tokens for r in values["reports"]) >= 50
 
 
+@pytest.mark.integration
 async def test_deadline_cancels_work_in_flight_and_stops(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MUSTER_POLICY_MODE", "slow")
-    monkeypatch.setenv("MUSTER_POLICY_SLOW_S", "10")
-    started = time.monotonic()
-    values, _ = await run_ticket(muster_env, limits=RunLimits(deadline_at=time.time() + 3.0))
-    elapsed = time.monotonic() - started
+    monkeypatch.setenv("MUSTER_POLICY_SLOW_S", "600")  # never answers within the test
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+        # The deadline starts once the servers are up, so starting them cannot use it up.
+        limits = RunLimits(deadline_at=time.time() + 3.0)
+        services = replace(runtime.for_thread(thread), limits=limits)
+        started = time.monotonic()
+        values = await stream_run(runtime, thread, {"request": DEMO_TICKET}, services=services)
+        elapsed = time.monotonic() - started
     policy = by_worker(values["reports"])["policy"][0]
     assert (policy.status, policy.reason) == ("failed", "timeout")
     assert values["stop_reason"].startswith("deadline")
     assert values["answer"].status == "partial"
-    assert elapsed < 8, "the slow call must be cut at the deadline, not awaited for 10 s"
+    assert elapsed < 8, "the slow call must be cut at the deadline, not awaited"
 
 
+@pytest.mark.integration
 async def test_waves_release_dependents_after_prerequisites_with_their_findings(
     muster_env: MusterEnv,
 ) -> None:
@@ -249,6 +272,7 @@ def test_verify_flags_numbers_that_no_cited_observation_supports() -> None:
     assert unsupported_claims(blind) and unsupported_claims(blind, had_tools=False) == []
 
 
+@pytest.mark.integration
 async def test_unsupported_claim_reaches_the_answer_as_unverified(muster_env: MusterEnv) -> None:
     lookup = AIMessage(
         content="",
@@ -298,6 +322,8 @@ def test_conflicting_facts_are_ruled_on_and_recorded() -> None:
     assert answer.degraded and any("conflicting facts" in r for r in answer.degraded_reasons)
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_sick_day_scenario_loops_escalates_and_keeps_the_rest(muster_env: MusterEnv) -> None:
     result = muster_env.cli("run", "--scenario", "sick-day", "--json")
     assert result.returncode == 3, result.stderr
@@ -315,6 +341,8 @@ def test_sick_day_scenario_loops_escalates_and_keeps_the_rest(muster_env: Muster
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.slow
+@pytest.mark.integration
 def test_signal_drains_checkpoints_and_resume_completes(
     muster_env: MusterEnv, signum: signal.Signals
 ) -> None:
@@ -329,13 +357,23 @@ def test_signal_drains_checkpoints_and_resume_completes(
         text=True,
     )
     trace = muster_env.trace_dir / f"{thread}.jsonl"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:  # wait until the workers are running
-        if trace.exists() and '"worker": "billing"' in trace.read_text():
-            break
-        time.sleep(0.05)
-    process.send_signal(signum)
-    out, err = process.communicate(timeout=30)
+    try:
+        # Signal while the workers run and policy's slow call is in flight.
+        wait_until(
+            lambda: (
+                trace.exists()
+                and '"worker": "billing"' in trace.read_text()
+                and count_calls(muster_env.call_log, server="policy") > 0
+            ),
+            "the workers running and the policy call in flight",
+            proc=process,
+        )
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=HANG_TIMEOUT_S)
+    finally:
+        if process.poll() is None:  # the test failed before the drain: do not leave it behind
+            process.kill()
+            process.communicate()
     assert process.returncode == 6, err
     assert f"muster resume {thread}" in err
     # The in-flight superstep finished (policy's slow call included) and nothing new started.
@@ -349,6 +387,7 @@ def test_signal_drains_checkpoints_and_resume_completes(
     assert count_calls(muster_env.call_log, server="orders", tool="find_order") == 1
 
 
+@pytest.mark.integration
 async def test_shared_order_record_is_resolved_once_in_plan_for_every_packet_needing_it(
     muster_env: MusterEnv,
 ) -> None:
@@ -367,6 +406,8 @@ async def test_shared_order_record_is_resolved_once_in_plan_for_every_packet_nee
     assert values["unverified"] == [] and values["answer"].status == "complete"
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_cli_run_limits_stop_new_work(muster_env: MusterEnv) -> None:
     result = muster_env.cli(
         "run", DEMO_TICKET, "--max-steps", "5", "--json", extra_env={"MUSTER_POLICY_MODE": "broken"}

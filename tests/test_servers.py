@@ -32,6 +32,7 @@ from servers.approval import (
     verify_token,
 )
 from servers.call_log import count_calls, read_calls, record
+from tests.conftest import HANG_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "test-secret-do-not-use"
@@ -51,7 +52,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 @asynccontextmanager
 async def memory(server: FastMCP) -> AsyncIterator[ClientSession]:
-    with anyio.fail_after(10):
+    with anyio.fail_after(HANG_TIMEOUT_S):  # only a hang reaches it
         async with create_connected_server_and_client_session(server._mcp_server) as session:
             yield session
 
@@ -64,7 +65,7 @@ async def stdio(module: str, errlog: Path, **extra_env: str) -> AsyncIterator[Cl
         env={**os.environ, **extra_env},
         cwd=ROOT,
     )
-    with anyio.fail_after(10), errlog.open("w") as err:
+    with anyio.fail_after(HANG_TIMEOUT_S), errlog.open("w") as err:  # server start included
         async with stdio_client(params, errlog=err) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
@@ -226,13 +227,58 @@ async def test_find_order_inputs(env: dict[str, Path]) -> None:
 async def test_tool_annotations(env: dict[str, Path]) -> None:
     async with memory(orders.mcp) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
-    assert set(tools) == {"find_order", "refund_status", "issue_refund"}
+    assert set(tools) == {"find_order", "refund_status", "issue_refund", "cancel_order"}
     assert tools["find_order"].annotations and tools["find_order"].annotations.readOnlyHint
     assert tools["refund_status"].annotations and tools["refund_status"].annotations.readOnlyHint
     ann = tools["issue_refund"].annotations
     assert ann is not None and ann.destructiveHint and ann.idempotentHint
     assert ann.readOnlyHint is False
+    cancel = tools["cancel_order"].annotations
+    assert cancel is not None and cancel.readOnlyHint is False and cancel.idempotentHint
     assert tools["find_order"].description and "\n" not in tools["find_order"].description
+
+
+def cancel_args(order_id: str, key: str, *, approved: bool = True) -> dict[str, Any]:
+    digest = action_digest("orders.cancel_order", {"order_id": order_id, "idempotency_key": key})
+    token = mint_token(digest, secret=SECRET, expires_at=time.time() + 300) if approved else ""
+    return {"order_id": order_id, "idempotency_key": key, "approval": token}
+
+
+def order_status(db: Path, order_id: str) -> str:
+    with closing(sqlite3.connect(db)) as conn:
+        return str(conn.execute("SELECT status FROM orders WHERE order_id = ?", (order_id,))
+                   .fetchone()[0])
+
+
+async def test_cancel_order_only_before_shipping_once_and_with_approval(
+    env: dict[str, Path],
+) -> None:
+    async with memory(orders.mcp) as s:
+        processing = ok(await s.call_tool("find_order", {"order_id": "12324"}))
+        assert processing["status"] == "processing" and processing["delivered_at"] is None
+        assert "missing approval" in error(
+            await s.call_tool("cancel_order", cancel_args("12324", "c1", approved=False))
+        )
+        assert order_status(env["db"], "12324") == "processing"
+        first = ok(await s.call_tool("cancel_order", cancel_args("12324", "c1")))
+        assert first["status"] == "cancelled" and first["replayed"] is False
+        again = ok(await s.call_tool("cancel_order", cancel_args("12324", "c1")))
+        assert again["replayed"] is True and again["cancel_id"] == first["cancel_id"]
+        assert order_status(env["db"], "12324") == "cancelled"
+        shipped = error(await s.call_tool("cancel_order", cancel_args("12321", "c2")))
+        assert "shipped" in shipped and order_status(env["db"], "12321") == "shipped"
+
+
+async def test_delivery_dates_and_the_business_date(
+    env: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with memory(orders.mcp) as s:
+        order = ok(await s.call_tool("find_order", {"order_id": "12345"}))
+        assert order["placed_at"] == "2025-03-14" and order["delivered_at"] == "2025-03-18"
+        assert order["as_of"] == "2025-04-24" and order["days_since_delivery"] == 37
+        monkeypatch.setenv("MUSTER_TODAY", "2025-03-20")
+        order = ok(await s.call_tool("find_order", {"order_id": "12345"}))
+        assert order["as_of"] == "2025-03-20" and order["days_since_delivery"] == 2
 
 
 async def test_refund_refused_without_valid_approval(
@@ -302,10 +348,11 @@ async def test_refund_is_idempotent(env: dict[str, Path]) -> None:
     assert count_calls(env["log"], server="orders", tool="issue_refund") == 5
 
 
+@pytest.mark.integration
 async def test_orders_over_stdio(env: dict[str, Path], tmp_path: Path) -> None:
     async with stdio("orders", tmp_path / "err.txt") as s:
         names = {t.name for t in (await s.list_tools()).tools}
-        assert names == {"find_order", "refund_status", "issue_refund"}
+        assert names == {"find_order", "refund_status", "issue_refund", "cancel_order"}
         assert ok(await s.call_tool("find_order", {"order_id": "#12345"}))["charge_count"] == 2
         done = ok(await s.call_tool("issue_refund", refund_args(12900, "stdio-1")))
         assert done["replayed"] is False
@@ -349,6 +396,7 @@ async def test_search_kb(env: dict[str, Path]) -> None:
     assert count_calls(env["log"], server="kb", tool="search_kb") == 8
 
 
+@pytest.mark.integration
 async def test_kb_over_stdio(env: dict[str, Path], tmp_path: Path) -> None:
     async with stdio("kb", tmp_path / "err.txt") as s:
         assert [t.name for t in (await s.list_tools()).tools] == ["search_kb"]
@@ -380,6 +428,7 @@ async def test_check_policy_in_memory(env: dict[str, Path]) -> None:
     assert count_calls(env["log"], server="policy") == 9
 
 
+@pytest.mark.integration
 async def test_policy_healthy_over_stdio(env: dict[str, Path], tmp_path: Path) -> None:
     async with stdio("policy", tmp_path / "err.txt") as s:
         assert [t.name for t in (await s.list_tools()).tools] == ["check_policy"]
@@ -387,6 +436,7 @@ async def test_policy_healthy_over_stdio(env: dict[str, Path], tmp_path: Path) -
     assert (tmp_path / "err.txt").read_text() == ""  # WARNING level: nothing logged
 
 
+@pytest.mark.integration
 async def test_policy_broken(env: dict[str, Path], tmp_path: Path) -> None:
     async with stdio("policy", tmp_path / "err.txt", MUSTER_POLICY_MODE="broken") as s:
         assert [t.name for t in (await s.list_tools()).tools] == ["check_policy"]
@@ -396,6 +446,7 @@ async def test_policy_broken(env: dict[str, Path], tmp_path: Path) -> None:
     assert count_calls(env["log"], server="policy") == 2
 
 
+@pytest.mark.integration
 async def test_policy_slow(env: dict[str, Path], tmp_path: Path) -> None:
     async with stdio(
         "policy", tmp_path / "err.txt", MUSTER_POLICY_MODE="slow", MUSTER_POLICY_SLOW_S="0.3"
@@ -406,6 +457,7 @@ async def test_policy_slow(env: dict[str, Path], tmp_path: Path) -> None:
     assert data["topic"] == "refunds"
 
 
+@pytest.mark.integration
 async def test_policy_hang_times_out(env: dict[str, Path], tmp_path: Path) -> None:
     async with stdio("policy", tmp_path / "err.txt", MUSTER_POLICY_MODE="hang") as s:
         start = time.monotonic()
@@ -425,28 +477,31 @@ def _has_exited(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")  # zombie: exited, not yet reaped
 
 
+@pytest.mark.integration
 async def test_policy_crash(env: dict[str, Path], tmp_path: Path) -> None:
     async with stdio("policy", tmp_path / "err.txt", MUSTER_POLICY_MODE="crash") as s:
         with pytest.raises(McpError, match="Connection closed"):
             await s.call_tool("check_policy", {"topic": "refunds"})
         pid = read_calls(env["log"])[0]["pid"]
-        for _ in range(100):  # up to 2 s
-            if _has_exited(pid):
-                break
-            await anyio.sleep(0.02)
-        assert _has_exited(pid)
+        with anyio.fail_after(HANG_TIMEOUT_S):  # the server process exits: wait for that
+            while True:
+                if _has_exited(pid):
+                    break
+                await anyio.sleep(0.02)
     assert "crash mode" in (tmp_path / "err.txt").read_text()
 
 
+@pytest.mark.integration
 async def test_policy_garbage_on_stdout(env: dict[str, Path], tmp_path: Path) -> None:
     async with stdio("policy", tmp_path / "err.txt", MUSTER_POLICY_MODE="garbage") as s:
         for _ in range(2):  # the client is not wedged by the stray line
-            with anyio.fail_after(3):
+            with anyio.fail_after(HANG_TIMEOUT_S):  # a wedged client would never answer
                 data = ok(await s.call_tool("check_policy", {"topic": "shipping"}))
             assert data["topic"] == "shipping"
     assert count_calls(env["log"], server="policy") == 2
 
 
+@pytest.mark.integration
 def test_policy_unknown_mode_exits(env: dict[str, Path]) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "servers.policy"],
@@ -455,7 +510,7 @@ def test_policy_unknown_mode_exits(env: dict[str, Path]) -> None:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=15,
+        timeout=HANG_TIMEOUT_S,
     )
     assert proc.returncode == 2
     assert "unknown MUSTER_POLICY_MODE='sideways'" in proc.stderr

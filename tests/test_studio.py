@@ -34,7 +34,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from servers.call_log import count_calls
-from tests.conftest import DEMO_TICKET, PROJECT_ROOT, MusterEnv
+from tests.conftest import DEMO_TICKET, HANG_TIMEOUT_S, PROJECT_ROOT, MusterEnv
 from workers.errors import ConfigError
 from workers.hub.servers_config import load_servers_config
 
@@ -49,8 +49,12 @@ REFUND_TICKET = "Order #12345 was charged twice, please refund the duplicate"
 SERVERS_CONFIG = load_servers_config()
 SERVERS = set(SERVERS_CONFIG.mcp_servers)
 """Every server in servers/servers.json: Studio starts them all."""
-START_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 30.0
+START_TIMEOUT_S = HANG_TIMEOUT_S
+"""Only a server that never comes up reaches it: tests wait for /ok to answer."""
+STOP_TIMEOUT_S = HANG_TIMEOUT_S
+"""Only a server that ignores the signal reaches it: tests wait for it to exit."""
+HTTP_TIMEOUT_S = 60.0
+"""Per request to a server that is up: a loaded machine answers late, not never."""
 
 
 def free_port() -> int:
@@ -142,6 +146,7 @@ def test_studio_graph_is_plain_and_keeps_its_allowlist_across_copies() -> None:
     assert copied._serde_allowlist == allow
 
 
+@pytest.mark.integration
 async def test_studio_services_serve_runs_without_context_then_stop(
     muster_env: MusterEnv,
 ) -> None:
@@ -211,7 +216,7 @@ def start_studio(env: MusterEnv) -> Studio:
 async def wait_until_ready(studio: Studio) -> None:
     """Poll /ok; a server that cannot load the graph stays up but never answers it."""
     deadline = time.monotonic() + START_TIMEOUT_S
-    async with httpx.AsyncClient(timeout=2.0) as http:
+    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S) as http:
         while time.monotonic() < deadline:
             if "already in use" in studio.output():
                 pytest.fail(f"the port was taken; langgraph dev moved:\n{studio.output()}")
@@ -247,7 +252,7 @@ async def studio(muster_env: MusterEnv) -> AsyncIterator[Studio]:
 
 
 async def mcp_servers(studio: Studio) -> dict[str, dict[str, Any]]:
-    async with httpx.AsyncClient(timeout=5.0) as http:
+    async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S) as http:
         response = await http.get(f"{studio.url}/muster/servers")
     assert response.status_code != 404, "langgraph.json does not mount graph/app/studio.py:app"
     response.raise_for_status()
@@ -255,6 +260,8 @@ async def mcp_servers(studio: Studio) -> dict[str, dict[str, Any]]:
     return servers
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 async def test_studio_runs_use_real_servers_and_shutdown_stops_them(
     studio: Studio, muster_env: MusterEnv
 ) -> None:
@@ -268,7 +275,7 @@ async def test_studio_runs_use_real_servers_and_shutdown_stops_them(
     for name, server in before.items():  # and they are the configured commands
         assert " ".join(SERVERS_CONFIG.mcp_servers[name].args) in cmdline(server["pid"])
 
-    async with get_client(url=studio.url) as client:
+    async with get_client(url=studio.url, timeout=httpx.Timeout(HANG_TIMEOUT_S)) as client:
         # Step through the demo ticket: pause before synthesize, inspect, continue.
         thread = (await client.threads.create())["thread_id"]
         await client.runs.wait(

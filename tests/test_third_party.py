@@ -16,6 +16,7 @@ from workers.roster import DEFAULT_ROSTER_FILE, load_roster
 TICKET = "Please schedule a callback, I am in Europe/Berlin. What time is it there now?"
 
 
+@pytest.mark.integration
 async def test_scheduling_worker_uses_the_reference_time_server(muster_env: MusterEnv) -> None:
     values, belts = await run_ticket(muster_env, TICKET)
     scheduling = by_worker(values["reports"])["scheduling"][0]
@@ -28,6 +29,7 @@ async def test_scheduling_worker_uses_the_reference_time_server(muster_env: Must
     assert not any(tool.startswith("time.") for tool in others)
 
 
+@pytest.mark.integration
 async def test_a_renamed_server_is_granted_by_configuration_alone(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -61,6 +63,7 @@ def process_environment(pid: int) -> dict[str, str]:
     return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
 
 
+@pytest.mark.integration
 async def test_servers_see_only_the_environment_they_are_granted(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -34,9 +34,18 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def sha256_hex(value: Any) -> str:
+    """The full sha256 hex digest of `value`'s canonical JSON: the one digest helper.
+
+    `servers.approval.action_digest` computes the same thing on its own, because servers are
+    reached only over MCP and never import `workers`; tests/test_digests.py keeps the two in step.
+    """
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
 def digest(value: Any) -> str:
-    """A short, stable sha256 digest of a JSON-able value."""
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:16]
+    """A short, stable digest of a JSON-able value, for identities inside one run."""
+    return sha256_hex(value)[:16]
 
 
 class Finding(BaseModel):
@@ -151,6 +160,8 @@ class Report(BaseModel):
     """Every call attempted, including refused and failed ones."""
     note: str = ""
     """The worker's final text (or what went wrong)."""
+    conclusion: str = ""
+    """What the worker concluded from its findings, in a sentence or two (ok reports)."""
     steps_used: int = 0
     """Model turns taken."""
     tokens: int = 0
@@ -212,8 +223,43 @@ class ActionRecord(BaseModel):
     """What the tool returned, or why it did not run."""
 
 
+class Claim(BaseModel):
+    """One sentence of what happened, and the evidence it rests on."""
+
+    text: str
+    """The sentence, e.g. "R. Okafor was charged $129.00 twice on 2025-03-14."."""
+    cites: list[str] = Field(default_factory=list)
+    """The findings it rests on, as `packet_id/finding_id` (e.g. `billing-1/F2`)."""
+
+
+ResolutionKind = Literal["action", "instruction", "open"]
+
+
+class ResolutionStep(BaseModel):
+    """What we will do about one intent: an action awaiting or past approval, an instruction
+    for the agent, or an open point that stops the answer being complete."""
+
+    intent: str
+    """The intent it resolves (`duplicate_charge`, `cancellation`, ...)."""
+    kind: ResolutionKind
+    """`action` (an approval-gated tool call), `instruction` (for the agent), or `open`."""
+    text: str
+    """The step in one or two sentences."""
+    tool: str | None = None
+    """For an action: the write tool."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """For an action: its arguments."""
+    approval: str | None = None
+    """For an action: `pending approval`, `approved`, `executed`, `rejected`, `refused`..."""
+    cites: list[str] = Field(default_factory=list)
+    """The findings (order facts, policy) it rests on."""
+
+
 class Answer(BaseModel):
-    """The final answer, honest about what went into it."""
+    """The final answer, honest about what went into it.
+
+    `summary`, `resolution`, `customer_reply` and `open_questions` resolve the ticket;
+    `evidence` backs them; `text` renders all of it for a terminal."""
 
     text: str
     """The reply, with a DEGRADED line whenever anything below is true."""
@@ -228,9 +274,23 @@ class Answer(BaseModel):
     """True when the ticket must go to a person."""
     stop_reason: str | None = None
     """Which run limit stopped the run early, if any."""
+    intents: list[str] = Field(default_factory=list)
+    """Every intent the ticket expressed; `complete` only when each has a resolution."""
+    summary: list[Claim] = Field(default_factory=list)
+    """What happened, a sentence each, every claim citing its evidence."""
+    resolution: list[ResolutionStep] = Field(default_factory=list)
+    """What we will do, one step per intent (or more)."""
+    customer_reply: str = ""
+    """A draft reply to the customer, from the KB's wording and the policy that applies."""
+    open_questions: list[str] = Field(default_factory=list)
+    """What is still open and who must answer it."""
+    evidence: list[str] = Field(default_factory=list)
+    """The observations behind the answer, readable, one line each, with their citation."""
 
 
 CHECKPOINTED_TYPES: tuple[type[BaseModel], ...] = (
+    Claim,
+    ResolutionStep,
     Handoff,
     Report,
     Answer,

@@ -12,12 +12,16 @@ are always `server.tool`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
+from langchain_core.messages.tool import ToolCall
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
+
+from workers.contracts import ProposedAction
 
 ASK_CLARIFICATION = "ask_clarification"
 DECLINE_TASK = "decline_task"
@@ -79,3 +83,28 @@ def control_tools(*, can_propose: bool) -> list[BaseTool]:
             )
         )
     return tools
+
+
+@dataclass(frozen=True)
+class ControlStop:
+    """A control call that ends the worker's run, as the report's failure reason and note."""
+
+    reason: Literal["ambiguous", "refused"]
+    """`ambiguous` for a clarifying question, `refused` for a declined task."""
+    note: str
+    """The question for the human, or why the task was declined."""
+
+
+def read_control_call(call: ToolCall) -> ControlStop | ProposedAction:
+    """What a control call (one named in `CONTROL_TOOL_NAMES`) means, as a value the worker
+    loop acts on: a question or a refusal stops the run; a proposal goes to review."""
+    args = call["args"]
+    if call["name"] == ASK_CLARIFICATION:
+        return ControlStop("ambiguous", str(args.get("question", "")))
+    if call["name"] == DECLINE_TASK:
+        return ControlStop("refused", str(args.get("reason", "")))
+    return ProposedAction(
+        tool=str(args.get("tool", "")),
+        args=dict(args.get("args") or {}),
+        reason=str(args.get("reason", "")),
+    )

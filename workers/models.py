@@ -19,7 +19,7 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import ToolCall
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -28,17 +28,9 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from workers.contracts import canonical_json
-from workers.control_tools import CONTROL_TOOL_NAMES
+from workers.control_tools import ASK_CLARIFICATION, CONTROL_TOOL_NAMES
 from workers.errors import UnknownModelError
-
-INPUTS_PREFIX = "Inputs: "
-"""The packet prompt carries its inputs as one JSON line starting with this prefix."""
-
-FACTS_PREFIX = "Facts: "
-"""Shared facts already resolved by the supervisor: one JSON list of {tool, args, result}."""
-
-OBJECTIVE_PREFIX = "Objective: "
-"""The packet prompt carries its objective on one line starting with this prefix."""
+from workers.packet_prompt import read_facts, read_packet
 
 ModelFactory = Callable[[str], BaseChatModel]
 """Returns the chat model for a worker, by worker name."""
@@ -102,44 +94,6 @@ class _ToolBindingModel(BaseChatModel):
         if self.turn_delay_s:
             await asyncio.sleep(self.turn_delay_s)
         return self._result(messages, kwargs)
-
-
-def read_packet(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, str]]:
-    """The objective and inputs from the packet prompt, as any model would read them."""
-    objective, inputs = "", {}
-    for message in messages:
-        if not isinstance(message, HumanMessage):
-            continue
-        for line in str(message.content).splitlines():
-            if line.startswith(OBJECTIVE_PREFIX):
-                objective = line[len(OBJECTIVE_PREFIX) :].strip()
-            elif line.startswith(INPUTS_PREFIX):
-                try:
-                    parsed = json.loads(line[len(INPUTS_PREFIX) :])
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(parsed, dict):
-                    inputs = {str(k): str(v) for k, v in parsed.items()}
-    return objective, inputs
-
-
-def read_facts(messages: Sequence[BaseMessage]) -> list[tuple[str, dict[str, Any], str]]:
-    """The shared facts in the packet prompt: (tool, args, result) already observed."""
-    for message in messages:
-        if not isinstance(message, HumanMessage):
-            continue
-        for line in str(message.content).splitlines():
-            if line.startswith(FACTS_PREFIX):
-                try:
-                    parsed = json.loads(line[len(FACTS_PREFIX) :])
-                except json.JSONDecodeError:
-                    return []
-                return [
-                    (str(f["tool"]), dict(f.get("args") or {}), str(f.get("result", "")))
-                    for f in parsed
-                    if isinstance(f, dict) and "tool" in f
-                ]
-    return []
 
 
 def _fill_arguments(tool: dict[str, Any], inputs: dict[str, str]) -> dict[str, Any] | None:
@@ -229,11 +183,11 @@ class OfflineChatModel(_ToolBindingModel):
         if wanted:
             return AIMessage(content="", tool_calls=wanted)
         offered = {t.get("function", t)["name"] for t in tools}
-        if not observed and unfillable and "ask_clarification" in offered:
+        if not observed and unfillable and ASK_CLARIFICATION in offered:
             missing = ", ".join(dict.fromkeys(unfillable))
             question = f"To {objective.rstrip('.').lower()}, I need the {missing}. Which is it?"
             call = ToolCall(
-                name="ask_clarification", args={"question": question}, id=f"call_{turn}_q"
+                name=ASK_CLARIFICATION, args={"question": question}, id=f"call_{turn}_q"
             )
             return AIMessage(content="", tool_calls=[call])
         return AIMessage(content=_note(objective, inputs, observed))
@@ -257,7 +211,47 @@ def _note(
     if not observed:
         facts = ", ".join(f"{k}={v}" for k, v in sorted(inputs.items())) or "none"
         lines.append(f"- No tools were used. Known facts: {facts}.")
+    # Each sentence names the tool it rests on, so `verify` can tie it to the observation.
+    concluded = [f"{c} ({name})" for name, _, text, _ in successes if (c := _conclude(name, text))]
+    if concluded:
+        lines.append("Conclusion: " + " ".join(dict.fromkeys(concluded)))
     return "\n".join(lines)
+
+
+def _money(cents: object) -> str:
+    return f"${int(str(cents)) / 100:,.2f}" if str(cents).lstrip("-").isdigit() else "?"
+
+
+def _conclude(tool: str, text: str) -> str:
+    """One sentence concluded from one observation, stating only what it says."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    name = tool.replace("__", ".").split(".")[-1]
+    if name == "find_order":
+        count = data.get("charge_count", 0)
+        times = {0: "no charges", 1: "one charge", 2: "two charges"}.get(count, f"{count} charges")
+        return (
+            f"Order {data.get('order_id')} ({data.get('item')}) is {data.get('status')}, with "
+            f"{times} of {_money(data.get('amount_cents'))}."
+        )
+    if name == "refund_status":
+        refunded = data.get("refunded_cents", 0)
+        return (
+            f"{'No refund yet' if not refunded else _money(refunded) + ' refunded'} on order "
+            f"{data.get('order_id')}; {_money(data.get('refundable_cents'))} is refundable."
+        )
+    if name == "check_policy":
+        return f"{data.get('policy_id')} governs {str(data.get('topic')).replace('_', ' ')}."
+    if name == "get_article":
+        return f'{data.get("id")} "{data.get("title")}" has the customer-facing wording.'
+    if name == "search_kb":
+        ids = [str(r.get("id")) for r in data.get("results") or [] if isinstance(r, dict)]
+        return f"The best articles are {', '.join(ids)}." if ids else "No article matched."
+    return ""
 
 
 def _squash(text: str, limit: int = 400) -> str:

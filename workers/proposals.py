@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from workers.contracts import Finding, Handoff, ProposedAction
+from workers.contracts import Finding, Handoff, ProposedAction, canonical_json
 from workers.order_ids import normalize_order_id
 
 REFUND_TOOL = "orders.issue_refund"
+CANCEL_TOOL = "orders.cancel_order"
+CANCELLABLE = ("processing",)
+"""Order statuses that have not shipped (POL-CAN-001)."""
+"""The refund write tool. `servers/orders.py` spells it too, on purpose: servers never import
+`workers`. Within `workers/` this is the only definition."""
 
 
 def _observed(findings: Sequence[Finding], tool: str, order_id: str) -> dict[str, Any] | None:
@@ -55,8 +60,26 @@ def check_refund(
     return None
 
 
+def check_cancel(
+    action: ProposedAction, packet: Handoff, findings: Sequence[Finding]
+) -> str | None:
+    """Why a cancellation proposal is refused, or None when it may go to a human."""
+    if set(action.args) != {"order_id"}:
+        return "a cancellation takes exactly order_id"
+    order_id = normalize_order_id(action.args["order_id"])
+    expected = normalize_order_id(packet.inputs.get("order_id", ""))
+    if order_id != expected:
+        return f"order {order_id} is not the order this ticket is about ({expected or 'none'})"
+    order = _observed(findings, "orders.find_order", order_id)
+    if order is None:
+        return "no find_order observation supports this cancellation"
+    if order.get("status") not in CANCELLABLE:
+        return f"order {order_id} is {order.get('status')}: only unshipped orders can be cancelled"
+    return None
+
+
 ProposalRule = Callable[[ProposedAction, Handoff, Sequence[Finding]], str | None]
-RULES: dict[str, ProposalRule] = {REFUND_TOOL: check_refund}
+RULES: dict[str, ProposalRule] = {REFUND_TOOL: check_refund, CANCEL_TOOL: check_cancel}
 """The tools that can be proposed at all, each with its check."""
 
 
@@ -78,23 +101,96 @@ def review_proposal(
     return action.model_copy(update={"args": args, "proposed_by": packet.recipient})
 
 
-def suggest_refund(packet: Handoff, findings: Sequence[Finding]) -> ProposedAction | None:
-    """The billing rule: a refund was asked for, the order shows a duplicate charge, and
-    nothing was refunded yet → propose refunding the one duplicated charge."""
-    if packet.inputs.get("intent") != "refund":
-        return None
+DEFECT_WINDOW_DAYS = 14
+"""POL-RET-002: damaged or defective items may be returned within 14 days of delivery."""
+
+
+def packet_intents(packet: Handoff) -> set[str]:
+    """The ticket intents the planner put in the packet (`intents`, comma-separated)."""
+    intents = {i.strip() for i in packet.inputs.get("intents", "").split(",") if i.strip()}
+    if packet.inputs.get("intent") == "refund":  # a hand-written packet's older form
+        intents.add("duplicate_charge")
+    return intents
+
+
+def suggest_actions(packet: Handoff, findings: Sequence[Finding]) -> list[ProposedAction]:
+    """The billing rules: what the policies allow for this order and these intents.
+
+    - a settled duplicate charge with nothing refunded → refund the duplicated amount
+      (POL-BIL-004), whether or not the customer said "refund";
+    - a cancellation of an order that has not shipped → cancel it (POL-CAN-001);
+    - a damaged or defective item delivered within 14 days → refund what is left of its price
+      (POL-RET-002).
+    Every suggestion still goes through `review_proposal` and a human."""
+    intents = packet_intents(packet)
     order_id = normalize_order_id(packet.inputs.get("order_id", ""))
     order = _observed(findings, "orders.find_order", order_id)
     status = _observed(findings, "orders.refund_status", order_id)
-    if not order or not status or not order.get("duplicate_charge"):
-        return None
-    if int(status.get("refunded_cents", 0)) > 0:
-        return None
-    amount = int(order["amount_cents"])
-    return ProposedAction(
-        tool=REFUND_TOOL,
-        args={"order_id": order_id, "amount_cents": amount},
-        reason=f"order {order_id} was charged {order.get('charge_count')} times for "
-        f"{order.get('amount')} and nothing has been refunded",
-        proposed_by=packet.recipient,
-    )
+    if not order:
+        return []
+    amount = int(order.get("amount_cents", 0))
+    refunded = int(status.get("refunded_cents", 0)) if status else 0
+    suggested: list[ProposedAction] = []
+    if "duplicate_charge" in intents and status and order.get("duplicate_charge") and not refunded:
+        suggested.append(
+            ProposedAction(
+                tool=REFUND_TOOL,
+                args={"order_id": order_id, "amount_cents": amount},
+                reason=f"order {order_id} was charged {order.get('charge_count')} times for "
+                f"{order.get('amount')} and nothing has been refunded",
+                proposed_by=packet.recipient,
+            )
+        )
+    elif intents & {"damaged_item", "defective_item"} and status:
+        days = order.get("days_since_delivery")
+        left = min(amount - refunded, int(status.get("refundable_cents", 0)))
+        if isinstance(days, int) and 0 <= days <= DEFECT_WINDOW_DAYS and left > 0:
+            suggested.append(
+                ProposedAction(
+                    tool=REFUND_TOOL,
+                    args={"order_id": order_id, "amount_cents": left},
+                    reason=f"the item on order {order_id} is damaged or defective and was "
+                    f"delivered {days} days ago, inside the {DEFECT_WINDOW_DAYS}-day window",
+                    proposed_by=packet.recipient,
+                )
+            )
+    if "cancellation" in intents and order.get("status") in CANCELLABLE:
+        suggested.append(
+            ProposedAction(
+                tool=CANCEL_TOOL,
+                args={"order_id": order_id},
+                reason=f"order {order_id} is {order.get('status')} (not shipped), so it can be "
+                "cancelled free of charge",
+                proposed_by=packet.recipient,
+            )
+        )
+    return suggested
+
+
+class Reviewed(NamedTuple):
+    """The outcome of reviewing a worker's proposals."""
+
+    accepted: list[ProposedAction]
+    """What may go to a human, normalised, each digest once."""
+    rejected: list[str]
+    """One line per refused proposal: the action and why, for the report's note."""
+
+
+def review_proposals(
+    proposed: Sequence[ProposedAction],
+    packet: Handoff,
+    findings: Sequence[Finding],
+    allowed: Sequence[str],
+) -> Reviewed:
+    """Review what the model proposed plus what the billing rule suggests (when the worker
+    may propose refunds), so a model that forgets to propose still gets a checked refund."""
+    suggested = [a for a in suggest_actions(packet, findings) if a.tool in allowed]
+    accepted: list[ProposedAction] = []
+    rejected: list[str] = []
+    for action in [*proposed, *suggested]:
+        reviewed = review_proposal(action, packet, findings, allowed)
+        if isinstance(reviewed, str):
+            rejected.append(f"{action.tool}({canonical_json(action.args)}): {reviewed}")
+        elif reviewed.digest() not in {p.digest() for p in accepted}:
+            accepted.append(reviewed)
+    return Reviewed(accepted, rejected)

@@ -1,7 +1,11 @@
-"""Running a thread: open the store and the hub, build the graph, stream a run, read it back.
+"""Running a thread: build what a run needs, stream a run, read it back.
 
-The CLI, the batch runner, the benchmarks and the tests all start runs through `open_runtime`
-and `stream_run`, so a run behaves the same from every entry point.
+`open_services` is the one runtime builder: the approval secret, the audit log, the hub (every
+MCP server started) and the `Services` the nodes receive. `open_runtime` adds the checkpoint
+store and the compiled graph for the CLI, the batch runner, the notebook, the benchmarks and
+the tests; Studio (graph/app/studio.py) uses `open_services` alone, because the LangGraph server
+brings its own checkpointer. `stream_run` starts, resumes or answers a thread, so a run
+behaves the same from every entry point.
 """
 
 from __future__ import annotations
@@ -21,17 +25,18 @@ from langgraph.runtime import RunControl
 from langgraph.types import Command
 
 from checkpoints.audit import AuditLog
-from checkpoints.saver import open_checkpointer, resolve_db_path
+from checkpoints.saver import open_checkpointer
 from checkpoints.threads import thread_config
+from graph.app.options import MusterOptions
 from graph.build import build_graph
 from graph.limits import RunLimits
-from graph.planners import Planner, plan_ticket
+from graph.planners import Planner
 from graph.services import Services
 from graph.trace import TraceWriter
 from workers.contracts import CHECKPOINTED_TYPES
-from workers.hub import DEFAULT_SERVERS_FILE, ServersConfig, ToolHub, load_servers_config
-from workers.models import ModelFactory, offline_factory
-from workers.roster import Roster, load_roster
+from workers.hub import ServersConfig, ToolHub
+from workers.models import ModelFactory
+from workers.roster import Roster
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 """A compiled supervisor graph."""
@@ -46,13 +51,39 @@ def ensure_approval_secret() -> None:
     os.environ.setdefault("MUSTER_APPROVAL_SECRET", secrets.token_hex(32))
 
 
+@asynccontextmanager
+async def open_services(options: MusterOptions, *, audit_db: Path) -> AsyncIterator[Services]:
+    """Open the audit log in `audit_db` and start every server in `options.servers`; on exit,
+    stop every server the hub started, then close the audit log."""
+    ensure_approval_secret()  # the orders server started below verifies tokens we mint
+    audit = await AuditLog.open(audit_db)
+    try:
+        hub = await ToolHub.connect(options.servers)
+        try:
+            yield Services(
+                hub=hub,
+                models=options.models,
+                roster=options.roster,
+                planner=options.planner,
+                limits=options.limits,
+                audit=audit,
+            )
+        finally:
+            await hub.aclose()
+    finally:
+        await audit.close()  # its worker thread would keep the process alive
+
+
 @dataclass
-class Runtime:
+class MusterRuntime:
     """Everything a run needs, opened together and closed together."""
 
-    graph: CompiledStateGraph[Any, Any, Any, Any]
+    graph: Graph
+    """The supervisor graph, compiled with `saver`."""
     saver: AsyncSqliteSaver
+    """The checkpoint store."""
     services: Services
+    """The hub, models, roster, planner, limits and audit log every run shares."""
     db: Path
     """The checkpoint database file."""
 
@@ -86,63 +117,50 @@ class Runtime:
 
 @asynccontextmanager
 async def open_runtime(
+    options: MusterOptions | None = None,
     *,
     db: str | Path | None = None,
     servers: ServersConfig | Path | None = None,
     models: ModelFactory | None = None,
     roster: Roster | None = None,
-    planner: Planner = plan_ticket,
+    planner: Planner | None = None,
     limits: RunLimits | None = None,
     must_exist: bool = False,
-) -> AsyncIterator[Runtime]:
-    """Open the checkpoint store, start the MCP servers, and build the graph."""
-    config = (
-        servers
-        if isinstance(servers, ServersConfig)
-        else load_servers_config(servers or DEFAULT_SERVERS_FILE)
-    )
-    roster = roster or load_roster()
-    ensure_approval_secret()
-    async with open_checkpointer(
-        db, must_exist=must_exist, allowed_types=CHECKPOINTED_TYPES
-    ) as saver:
-        audit = await AuditLog.open(resolve_db_path(db))
-        try:
-            hub = await ToolHub.connect(config)
-        except BaseException:
-            await audit.close()  # its worker thread would keep the process alive
-            raise
-        try:
-            services = Services(
-                hub=hub,
-                models=models or offline_factory(),
-                roster=roster,
-                planner=planner,
-                limits=limits or RunLimits(),
-                audit=audit,
-            )
-            yield Runtime(
-                graph=build_graph(checkpointer=saver),
-                saver=saver,
-                services=services,
-                db=resolve_db_path(db),
-            )
-        finally:
-            await hub.aclose()
-            await audit.close()
+) -> AsyncIterator[MusterRuntime]:
+    """Open the checkpoint store, start the MCP servers, and build the graph.
+
+    The CLI and the batch runner pass the `options` they validated; the notebook, tests and
+    benchmarks pass only the parts they set, as keywords (`MusterOptions.resolve` fills in the
+    rest). `must_exist`: refuse a checkpoint database that is not there yet (resuming)."""
+    parts = (db, servers, models, roster, planner, limits)
+    if options is None:
+        options = MusterOptions.resolve(
+            db=db, servers=servers, models=models, roster=roster, planner=planner, limits=limits
+        )
+    elif any(part is not None for part in parts):
+        raise TypeError("open_runtime: pass either options or its parts, not both")
+    async with (
+        open_checkpointer(
+            options.db, must_exist=must_exist, allowed_types=CHECKPOINTED_TYPES
+        ) as saver,
+        open_services(options, audit_db=options.db) as services,
+    ):
+        yield MusterRuntime(
+            graph=build_graph(checkpointer=saver), saver=saver, services=services, db=options.db
+        )
 
 
 @asynccontextmanager
 async def open_store(
     db: str | Path | None = None,
-) -> AsyncIterator[tuple[CompiledStateGraph[Any, Any, Any, Any], AsyncSqliteSaver]]:
+) -> AsyncIterator[tuple[Graph, AsyncSqliteSaver]]:
     """The graph bound to an existing checkpoint store, for reading threads: no servers start."""
     async with open_checkpointer(db, must_exist=True, allowed_types=CHECKPOINTED_TYPES) as saver:
         yield build_graph(checkpointer=saver), saver
 
 
 async def stream_run(
-    runtime: Runtime,
+    runtime: MusterRuntime,
     thread_id: str,
     payload: dict[str, Any] | Command | None,
     *,

@@ -17,8 +17,10 @@ module starts nothing.
 Settings, all optional: `MUSTER_STUDIO_DIR` (run data; default `var/studio`, gitignored;
 `make studio` runs with `--no-reload` because files written in the project would trigger the
 reloader), `MUSTER_SERVERS` (the servers config; default `servers/servers.json`) and
-`MUSTER_MODEL` (`offline`, the default, or `provider:model`). The servers read their usual
-variables (`MUSTER_ORDERS_DB`, `MUSTER_CALL_LOG`, ...) from the environment they inherit.
+`MUSTER_MODEL` (`offline`, the default, or `provider:model`), read where every entry point
+reads them (`MusterOptions.resolve`). The servers read their usual variables
+(`MUSTER_ORDERS_DB`, `MUSTER_CALL_LOG`, ...) from the environment they inherit. The services
+are built by the same runtime builder as the CLI's (`open_services`), without a checkpointer.
 
 `GET /muster/servers` reports each server's health and PID.
 """
@@ -39,13 +41,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from checkpoints.audit import AuditLog
-from graph.app.runtime import ensure_approval_secret
+from graph.app.options import MusterOptions
+from graph.app.runtime import open_services
 from graph.build import build_graph
 from graph.services import Services, set_default_services
-from workers.hub import DEFAULT_SERVERS_FILE, ServersConfig, ToolHub, load_servers_config
-from workers.models import ModelFactory, load_model_factory
-from workers.roster import Roster, load_roster
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_STUDIO_DIR = PROJECT_ROOT / "var" / "studio"
@@ -59,13 +58,11 @@ def studio_dir() -> Path:
     return Path(os.environ.get("MUSTER_STUDIO_DIR") or DEFAULT_STUDIO_DIR).expanduser()
 
 
-def _load_settings(
-    directory: Path, servers: Path, model: str
-) -> tuple[ServersConfig, ModelFactory, Roster]:
+def _load_options(directory: Path, servers: Path | None, model: str | None) -> MusterOptions:
     """The blocking part of start-up (directories, config files), run off the event loop:
     `langgraph dev` fails file I/O on its loop with BlockingError."""
     directory.mkdir(parents=True, exist_ok=True)
-    return load_servers_config(servers), load_model_factory(model), load_roster()
+    return MusterOptions.resolve(servers=servers, model=model)  # no store: the server has one
 
 
 @asynccontextmanager
@@ -76,28 +73,17 @@ async def studio_services(
     context. On exit, uninstall them and stop every server: nothing the hub started
     outlives this block."""
     directory = directory or studio_dir()
-    servers = servers or Path(os.environ.get("MUSTER_SERVERS") or DEFAULT_SERVERS_FILE)
-    model = model or os.environ.get("MUSTER_MODEL") or "offline"
-    ensure_approval_secret()  # the orders server started below verifies tokens we mint
-    config, models, roster = await asyncio.to_thread(_load_settings, directory, servers, model)
-    audit = await AuditLog.open(directory / AUDIT_FILE)
-    try:
-        hub = await ToolHub.connect(config)
+    options = await asyncio.to_thread(_load_options, directory, servers, model)
+    async with open_services(options, audit_db=directory / AUDIT_FILE) as services:
+
+        async def provide() -> Services:
+            return services
+
+        set_default_services(provide)
         try:
-            services = Services(hub=hub, models=models, roster=roster, audit=audit)
-
-            async def provide() -> Services:
-                return services
-
-            set_default_services(provide)
-            try:
-                yield services
-            finally:
-                set_default_services(None)
+            yield services
         finally:
-            await hub.aclose()
-    finally:
-        await audit.close()
+            set_default_services(None)
 
 
 @asynccontextmanager

@@ -17,4 +17,3 @@ DEFAULT_TIMEOUT_S = 60.0
 Planner = Callable[[str, Roster], list[Handoff] | Awaitable[list[Handoff]]]
 """Writes packets for a request (or returns an awaitable of them, as the LLM planner does);
 its output is always validated afterwards."""
-

@@ -1,101 +1,52 @@
 """The rules planner: the deterministic, offline planner for support tickets.
 
-It reads order ids, topics and intents and writes one packet per specialist. Its output is
-validated like any other planner's (`graph.plan.validate_plan`).
+It reads the ticket (`graph.planners.intents`: every intent, the order ids as customers write
+them, the language, a time zone) and writes the packets each intent needs:
+
+- `billing`, once per order named, with the ticket's intents: it reads the order's charges
+  and refunds and proposes what the policies allow (a duplicate refund, a cancellation, a
+  refund for a defective item inside the window); an order-related ticket that names no order
+  still gets a billing packet, and billing asks which order (a clarification) rather than guess;
+- `policy`, once per policy topic the intents need;
+- `comms`, once per knowledge-base article whose customer-facing wording answers an intent;
+- `scheduling` for a callback in a named time zone, `escalation` for a complaint.
+
+A ticket with no intent it can read gets no packets: the answer says it was not understood
+and hands it to a human. Its output is validated like any planner's (`graph.plan`).
 """
 
 from __future__ import annotations
 
-import re
-
 from graph.planners.base import DEFAULT_TIMEOUT_S
+from graph.planners.intents import (
+    BY_NAME,
+    TIMEZONE,
+    TicketReading,
+    detect_language,
+    find_intents,
+    is_about_an_order,
+)
 from workers.contracts import Handoff
 from workers.order_ids import find_order_ids
 from workers.roster import Roster
 
-TOPIC_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "duplicate_charge",
-        ("charged twice", "double charge", "double-charged", "duplicate", "twice"),
-    ),
-    ("gift_cards", ("gift card", "giftcard", "voucher")),
-    ("shipping", ("shipping", "delivery", "delivered", "arrive", "late", "delayed", "tracking")),
-    ("returns", ("return", "send it back", "exchange")),
-    ("cancellation", ("cancel",)),
-    ("refunds", ("refund", "money back", "reimburse")),
-)
-"""Topic → phrases that signal it, most specific first; the first match names the policy."""
 
-REFUND_SIGNALS = ("refund", "money back", "reimburse", "credit it back", "pay me back")
-"""Phrases that ask for money back: billing may then propose a refund for approval."""
-
-ORDER_SIGNALS = ("order", "charged", "charge", "purchase", "bought", "refund", "package")
-"""Phrases that mean the ticket is about some order, even when it names none."""
-
-TIMEZONE = re.compile(r"\b(?:UTC|[A-Z][a-z]+(?:/[A-Z][A-Za-z_]+)+)\b")
-"""An IANA time-zone name such as Europe/Berlin or America/New_York."""
-
-HUMAN_SIGNALS = (
-    "furious",
-    "angry",
-    "lawyer",
-    "legal",
-    "unacceptable",
-    "speak to a human",
-    "talk to a person",
-    "manager",
-    "complaint",
-    "chargeback",
-)
-"""Phrases that mean a person should pick the ticket up."""
-
-
-def find_topic(request: str) -> str | None:
-    """The policy topic a request is about, if any."""
-    text = request.lower()
-    for topic, phrases in TOPIC_KEYWORDS:
-        if any(phrase in text for phrase in phrases):
-            return topic
-    return None
-
-
-def needs_human(request: str) -> bool:
-    """True when the request itself asks for, or plainly needs, a person."""
-    text = request.lower()
-    return any(signal in text for signal in HUMAN_SIGNALS)
-
-
-def kb_query(request: str, topic: str | None) -> str:
-    """A search query: the topic's words plus the request's content words."""
-    words = re.findall(r"[a-z]{4,}", request.lower())
-    stop = {
-        "customer",
-        "says",
-        "what",
-        "happened",
-        "that",
-        "this",
-        "with",
-        "have",
-        "from",
-        "they",
-        "were",
-        "order",
-        "about",
-        "would",
-        "like",
-        "please",
-        "still",
-        "there",
-        "their",
-    }
-    content = [w for w in dict.fromkeys(words) if w not in stop][:8]
-    prefix = topic.replace("_", " ") + " " if topic else ""
-    return (prefix + " ".join(content)).strip() or "help"
+def read_ticket(request: str) -> TicketReading:
+    """Everything the rules read from a ticket."""
+    intents = find_intents(request)
+    timezone = TIMEZONE.search(request)
+    return TicketReading(
+        intents=intents,
+        order_ids=tuple(find_order_ids(request)),
+        language=detect_language(request),
+        timezone=timezone.group(0) if timezone else None,
+        about_an_order=is_about_an_order(request, intents),
+    )
 
 
 def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
-    """The deterministic support-ticket planner."""
+    """The deterministic support-ticket planner (see the module docstring)."""
+    reading = read_ticket(request)
     packets: list[Handoff] = []
 
     def add(recipient: str, objective: str, inputs: dict[str, str]) -> None:
@@ -114,43 +65,56 @@ def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
             )
         )
 
-    topic = find_topic(request)
-    text = request.lower()
-    intent = {"intent": "refund"} if any(s in text for s in REFUND_SIGNALS) else {}
-    order_ids = find_order_ids(request)
-    for order_id in order_ids:
+    intents = list(reading.intents)
+    if not intents or intents == ["acknowledgement"]:
+        return []
+    labels = ", ".join(BY_NAME[i].label for i in intents)
+    order_intents = ",".join(i for i in intents if BY_NAME[i].needs_order) or "order_enquiry"
+    for order_id in reading.order_ids:
         add(
             "billing",
-            f"Establish the charges and refund status of order {order_id}.",
-            {"order_id": order_id, **intent},
+            f"Establish the charges, refunds and delivery of order {order_id} and what the "
+            f"customer's {labels} allows.",
+            {"order_id": order_id, "intents": order_intents},
         )
-    if not order_ids and any(s in text for s in ORDER_SIGNALS):
+    if not reading.order_ids and reading.about_an_order:
         # About an order, but which? Billing will ask (reason `ambiguous`) rather than guess.
-        add("billing", "Establish the charges and refund status of the customer's order.", intent)
-    if topic:
+        add(
+            "billing",
+            "Establish the charges and refund status of the customer's order.",
+            {"intents": order_intents},
+        )
+    topics = dict.fromkeys(t for i in intents for t in BY_NAME[i].policy_topics)
+    for topic in topics:
         add(
             "policy",
             f"Find the policy on {topic.replace('_', ' ')} that applies.",
             {"topic": topic},
         )
-    add(
-        "comms",
-        "Find the knowledge-base articles that answer the customer.",
-        {"query": kb_query(request, topic)},
-    )
-    timezone = TIMEZONE.search(request)
-    if timezone and any(s in text for s in ("time", "callback", "call back", "schedule")):
+    articles = dict.fromkeys(a for i in intents for a in BY_NAME[i].articles_for(request))
+    if not articles:
+        # Nothing in the KB is known to answer it: comms searches for the wording instead.
+        add(
+            "comms",
+            "Find the knowledge-base wording that answers the customer.",
+            {"query": " ".join(BY_NAME[i].label for i in intents)},
+        )
+    for article in articles:
+        add(
+            "comms",
+            f"Read knowledge-base article {article} for the customer-facing wording.",
+            {"article_id": article},
+        )
+    if "callback" in intents and reading.timezone:
         add(
             "scheduling",
-            f"Find the current local time in {timezone.group(0)} for the callback.",
-            {"timezone": timezone.group(0)},
+            f"Find the current local time in {reading.timezone} for the callback.",
+            {"timezone": reading.timezone},
         )
-    if needs_human(request):
+    if "complaint" in intents:
         add(
             "escalation",
             "Write a hand-off summary so a human agent can take the ticket now.",
             {"request_summary": " ".join(request.split())[:300]},
         )
     return packets
-
-

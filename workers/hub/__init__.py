@@ -12,9 +12,11 @@ from workers.hub.catalogue import ToolSpec, cap_text
 from workers.hub.hub import CallOutcome, ToolCallResult, ToolHub
 from workers.hub.servers_config import (
     DEFAULT_SERVERS_FILE,
+    RemoteServerConfig,
     ServerConfig,
     ServersConfig,
     ServersConfigError,
+    StdioServerConfig,
     load_servers_config,
     parse_servers_config,
 )
@@ -23,9 +25,11 @@ __all__ = [
     "DEFAULT_SERVERS_FILE",
     "SERVER_PREFIX",
     "CallOutcome",
+    "RemoteServerConfig",
     "ServerConfig",
     "ServersConfig",
     "ServersConfigError",
+    "StdioServerConfig",
     "ToolCallResult",
     "ToolHub",
     "ToolSpec",

@@ -6,7 +6,6 @@ registration rules (what is refused, what counts as a write) can be tested witho
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from typing import Any
 
 import mcp.types as types
 
+from workers.contracts import sha256_hex
 from workers.hub.allowlist import is_valid_qualified_name, qualify
 
 
@@ -48,8 +48,7 @@ def definition_digest(tool: types.Tool) -> str:
         "inputSchema": tool.inputSchema,
         "annotations": tool.annotations.model_dump(mode="json") if tool.annotations else None,
     }
-    canonical = json.dumps(pinned, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return sha256_hex(pinned)
 
 
 def is_write(tool: types.Tool, write_tools: Collection[str]) -> bool:

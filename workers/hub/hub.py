@@ -2,13 +2,16 @@
 
 Design, in short:
 
-- **Persistent sessions.** Each configured server is started once, as a stdio subprocess, and
-  kept behind one ``ClientSession`` owned by one long-lived task (see ``workers.hub.sessions``
-  for why the owner task is needed). All workers and all concurrent runs share these
-  sessions; one session serves concurrent calls. Spawning a process per call, as
-  ``MultiServerMCPClient.get_tools()`` tools do, costs ~200x more per call.
+- **Persistent sessions.** Each configured server is opened once, as a stdio subprocess or a
+  remote (streamable HTTP / SSE) session, through langchain-mcp-adapters' ``create_session``,
+  and kept behind one ``ClientSession`` owned by one long-lived task (see
+  ``workers.hub.sessions`` for why the owner task is needed). All workers and all concurrent
+  runs share these sessions; one session serves concurrent calls. Spawning a process per call,
+  as ``MultiServerMCPClient.get_tools()`` tools do, costs ~200x more per call.
 - **Concurrent start.** Servers start concurrently. One that fails to start, or dies later,
-  is marked down while the others keep working; its next use triggers a restart attempt.
+  is marked down while the others keep working; its next use triggers a restart attempt. A
+  remote server has no process: its death is seen when its connection breaks, and "restart"
+  means opening a new session to the same URL.
 - **One namespace, exact names.** Tools are catalogued as ``server.tool``. Invalid or
   colliding names are refused at registration (``hub.refused``), so lookups are exact.
 - **Least privilege, checked before anything runs.** ``call`` checks the qualified name
@@ -38,7 +41,6 @@ from typing import Any
 
 import anyio
 import mcp.types as types
-from langchain_core.tools import BaseTool, StructuredTool
 from mcp.shared.exceptions import McpError
 
 from workers.hub.allowlist import is_allowed, is_valid_qualified_name
@@ -52,6 +54,7 @@ from workers.hub.catalogue import (
 )
 from workers.hub.servers_config import ServersConfig, ServersConfigError
 from workers.hub.sessions import ServerConnection, ServerDown, ServerState, list_all_tools
+from workers.hub.transports import install
 
 __all__ = [
     "CallOutcome",
@@ -140,6 +143,9 @@ class ToolHub:
         """
         if not config.mcp_servers:
             raise ServersConfigError("servers config has no servers in mcpServers")
+        # Opening stdio sessions needs their processes (PIDs, exits, stderr logs), which the
+        # adapters do not expose; install() hooks the SDK for that (see its docstring).
+        install()
         # The constructor creates the log directory: file-system work, kept off the loop
         # (`langgraph dev` fails blocking calls on its loop with BlockingError).
         hub = await asyncio.to_thread(
@@ -228,11 +234,12 @@ class ToolHub:
 
         async def one(name: str) -> bool:
             conn = self._conns.get(name)
-            session = conn.session if conn is not None else None
-            if conn is None or session is None:
+            if conn is None or conn.session is None:
                 return False
             try:
-                await session.send_ping()  # bounded by bounded() below
+                await conn.ping()  # bounded by bounded() below
+            except ServerDown:
+                return False  # already marked down, with its cause
             except Exception as exc:  # noqa: BLE001 - any failure means "not healthy"
                 conn.mark_down(f"server '{name}' failed a ping: {exc!r}")
                 return False
@@ -410,32 +417,3 @@ class ToolHub:
         capped, truncated = cap_text(text, self.result_cap_bytes)
         ms = (time.perf_counter() - started) * 1000.0
         return ToolCallResult(name, outcome, capped, round(ms, 3), truncated)
-
-    # --- bridge to LangChain models --------------------------------------------------------
-
-    def langchain_tools(self, allow: Sequence[str]) -> list[BaseTool]:
-        """StructuredTools for the allowed read tools, calling through this hub's sessions.
-
-        Each returns the result text as content and a plain-dict artifact with the typed
-        outcome, so a worker can route on it without parsing prose.
-        """
-        frozen_allow = tuple(allow)
-        return [self._langchain_tool(spec, frozen_allow) for spec in self.specs(frozen_allow)]
-
-    def _langchain_tool(self, spec: ToolSpec, allow: tuple[str, ...]) -> BaseTool:
-        async def run(**kwargs: Any) -> tuple[str, dict[str, Any]]:
-            result = await self.call(spec.name, kwargs, allow)
-            artifact = {
-                "outcome": str(result.outcome),
-                "duration_ms": result.duration_ms,
-                "truncated": result.truncated,
-            }
-            return result.text, artifact
-
-        return StructuredTool(
-            name=spec.name,
-            description=spec.description,
-            args_schema=spec.input_schema,
-            coroutine=run,
-            response_format="content_and_artifact",
-        )

@@ -1,9 +1,19 @@
 """The ``mcpServers`` config file: which MCP servers the hub starts, and how.
 
-The shape is the one most MCP clients use, so any third-party stdio server can be dropped in::
+The shape is the one most MCP clients use (Claude Desktop, Cursor), so any third-party server
+can be dropped in. A server is either a stdio subprocess (``command``) or a remote server
+(``url``, over streamable HTTP or SSE)::
 
-    {"mcpServers": {"orders": {"command": "python", "args": ["-m", "servers.orders"],
-                               "env": {}, "cwd": null, "writeTools": ["issue_refund"]}}}
+    {"mcpServers": {
+        "orders": {"command": "python", "args": ["-m", "servers.orders"],
+                   "env": {}, "cwd": null, "inheritEnv": ["MUSTER_ORDERS_DB"],
+                   "writeTools": ["issue_refund"]},
+        "tickets": {"url": "https://tickets.example.com/mcp", "transport": "streamable_http",
+                    "headers": {"Authorization": "Bearer ${TICKETS_TOKEN}"}}}}
+
+Header values name secrets as ``${VAR}``, read from the hub's environment, so a servers file
+never holds a token. (For stdio servers, langchain-mcp-adapters expands ``${VAR}`` in ``env``
+values the same way: writing one is an explicit grant of that variable to the server.)
 
 ``writeTools`` is our extension: tools the operator declares as side-effecting even if the
 server's annotations do not say so (annotations are hints the server controls; this list is
@@ -15,11 +25,23 @@ This module never imports the ``servers`` package: the hub talks to servers only
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from mcp.client.stdio import get_default_environment
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+)
 
 from workers.errors import ConfigError
 from workers.hub.allowlist import is_valid_server_name
@@ -31,17 +53,36 @@ class ServersConfigError(ConfigError, ValueError):
     """The servers config file is missing or malformed (one-line message naming the file)."""
 
 
-class ServerConfig(BaseModel):
-    """How to start one stdio MCP server."""
+RemoteTransport = Literal["streamable_http", "sse"]
+"""How a remote server is reached: MCP's streamable HTTP, or the older HTTP+SSE transport."""
 
+# Spellings other clients and langchain-mcp-adapters accept for streamable HTTP.
+_TRANSPORTS: dict[str, RemoteTransport] = {
+    "streamable_http": "streamable_http",
+    "streamable-http": "streamable_http",
+    "http": "streamable_http",
+    "sse": "sse",
+}
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class _ServerBase(BaseModel):
     # Unknown keys (e.g. "disabled", "type" written by other clients) are ignored, not fatal.
     model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
 
+    write_tools: list[str] = Field(default_factory=list, alias="writeTools")
+    """Tools the operator declares as side-effecting whatever the server's annotations say."""
+
+
+class StdioServerConfig(_ServerBase):
+    """How to start one stdio MCP server (a subprocess the hub owns)."""
+
+    transport: Literal["stdio"] = "stdio"
+    """Always "stdio"; a server with ``command`` is started as a subprocess."""
     command: str = Field(min_length=1)
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
-    write_tools: list[str] = Field(default_factory=list, alias="writeTools")
     inherit_env: list[str] = Field(default_factory=list, alias="inheritEnv")
     """Variables of the hub's environment the server may see: exact names, or prefixes
     ending in '*'. Everything else stays out (a third-party server gets no API keys and no
@@ -59,13 +100,122 @@ class ServerConfig(BaseModel):
         }
         return {**get_default_environment(), **inherited, **self.env}
 
+    @field_validator("transport", mode="before")
+    @classmethod
+    def _stdio_only(cls, value: object) -> object:
+        if value != "stdio":
+            raise ValueError(
+                f"transport {value!r} needs 'url' (a remote server); "
+                "a server with 'command' is a stdio server"
+            )
+        return value
+
+
+class RemoteServerConfig(_ServerBase):
+    """How to reach one remote MCP server over streamable HTTP or SSE."""
+
+    url: str
+    """The endpoint, http:// or https:// (e.g. ``http://127.0.0.1:8000/mcp``; SSE: ``.../sse``)."""
+    transport: RemoteTransport = "streamable_http"
+    """``streamable_http`` (the default; also spelt ``streamable-http`` or ``http``) or ``sse``."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Sent with every request. Values may name variables of the hub's environment as
+    ``${VAR}`` (e.g. ``"Bearer ${MY_TOKEN}"``); they are resolved when the session opens."""
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"url must be an http:// or https:// URL, not {value!r}")
+        return value
+
+    @field_validator("transport", mode="before")
+    @classmethod
+    def _known_transport(cls, value: object) -> object:
+        if value == "stdio":
+            raise ValueError("transport 'stdio' needs 'command' instead of 'url'")
+        if not isinstance(value, str) or value not in _TRANSPORTS:
+            raise ValueError(
+                f"unknown transport {value!r}; use 'streamable_http' or 'sse' with 'url', "
+                "or 'command' for a stdio server"
+            )
+        return _TRANSPORTS[value]
+
+    def missing_variables(self, environ: Mapping[str, str]) -> list[tuple[str, str]]:
+        """(header, variable) pairs whose ``${VAR}`` is not set in ``environ``."""
+        return [
+            (header, name)
+            for header, value in self.headers.items()
+            for name in _VARIABLE.findall(value)
+            if name not in environ
+        ]
+
+    def resolved_headers(self, environ: Mapping[str, str], *, server: str) -> dict[str, str]:
+        """The headers with every ``${VAR}`` replaced from ``environ``.
+
+        Raises ServersConfigError naming the server and the first variable that is not set.
+        """
+        for header, name in self.missing_variables(environ):
+            raise ServersConfigError(_missing_variable(server, header, name))
+        return {
+            header: _VARIABLE.sub(lambda match: environ[match.group(1)], value)
+            for header, value in self.headers.items()
+        }
+
+
+def _missing_variable(server: str, header: str, name: str) -> str:
+    return (
+        f"server {server!r}: header {header!r} uses ${{{name}}}, but {name} is not set in "
+        "the environment; set it or remove the header"
+    )
+
+
+def _kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return "remote" if "url" in value else "stdio"
+    if isinstance(value, _ServerBase):
+        return "remote" if isinstance(value, RemoteServerConfig) else "stdio"
+    return None
+
+
+ServerConfig = StdioServerConfig | RemoteServerConfig
+"""One configured server: a stdio subprocess or a remote (HTTP) server."""
+
+_AnyServer = Annotated[
+    Annotated[StdioServerConfig, Tag("stdio")] | Annotated[RemoteServerConfig, Tag("remote")],
+    Discriminator(
+        _kind,
+        custom_error_type="server_entry",
+        custom_error_message="a server must be an object with 'command' or 'url'",
+    ),
+]
+
 
 class ServersConfig(BaseModel):
     """All configured servers, keyed by server name (the ``server`` part of ``server.tool``)."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
 
-    mcp_servers: dict[str, ServerConfig] = Field(alias="mcpServers")
+    mcp_servers: dict[str, _AnyServer] = Field(alias="mcpServers")
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _command_or_url(cls, value: object) -> object:
+        for name, entry in value.items() if isinstance(value, dict) else ():
+            if not isinstance(entry, dict):
+                continue  # the discriminator reports it
+            if "command" in entry and "url" in entry:
+                raise ValueError(
+                    f"server {name!r} has both 'command' and 'url'; give 'command' to start a "
+                    "stdio server or 'url' to reach a remote one"
+                )
+            if "command" not in entry and "url" not in entry:
+                raise ValueError(
+                    f"server {name!r}: missing 'command' (to start a stdio server) "
+                    "or 'url' (to reach a remote one)"
+                )
+        return value
 
     @field_validator("mcp_servers")
     @classmethod
@@ -81,7 +231,10 @@ class ServersConfig(BaseModel):
 def _describe(error: ValidationError) -> str:
     """One line for the first pydantic error, e.g. 'mcpServers.orders.command: Field required'."""
     first = error.errors()[0]
-    where = ".".join(str(part) for part in first.get("loc", ()))
+    loc = list(first.get("loc", ()))
+    if len(loc) > 2 and loc[0] == "mcpServers" and loc[2] in ("stdio", "remote"):
+        del loc[2]  # the union's tag, not a key the user wrote
+    where = ".".join(str(part) for part in loc)
     msg = str(first.get("msg", "invalid"))
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
@@ -90,8 +243,14 @@ def _describe(error: ValidationError) -> str:
     return f"{where}: {msg}" if where else msg
 
 
-def parse_servers_config(data: object, *, source: str = "<config>") -> ServersConfig:
-    """Validate already-parsed JSON; errors are ServersConfigError naming ``source``."""
+def parse_servers_config(
+    data: object, *, source: str = "<config>", environ: Mapping[str, str] | None = None
+) -> ServersConfig:
+    """Validate already-parsed JSON; errors are ServersConfigError naming ``source``.
+
+    Every ``${VAR}`` a remote server's headers name must be set in ``environ`` (by default
+    the process environment), so a missing secret is reported here, not at the first call.
+    """
     if not isinstance(data, dict):
         raise ServersConfigError(f"{source}: top level must be a JSON object")
     if "mcpServers" not in data:
@@ -99,9 +258,15 @@ def parse_servers_config(data: object, *, source: str = "<config>") -> ServersCo
     if not isinstance(data["mcpServers"], dict):
         raise ServersConfigError(f'{source}: "mcpServers" must be an object')
     try:
-        return ServersConfig.model_validate(data)
+        config = ServersConfig.model_validate(data)
     except ValidationError as exc:
         raise ServersConfigError(f"{source}: {_describe(exc)}") from None
+    environ = os.environ if environ is None else environ
+    for name, server in config.mcp_servers.items():
+        if isinstance(server, RemoteServerConfig):
+            for header, variable in server.missing_variables(environ):
+                raise ServersConfigError(f"{source}: {_missing_variable(name, header, variable)}")
+    return config
 
 
 def load_servers_config(path: Path = DEFAULT_SERVERS_FILE) -> ServersConfig:

@@ -1,88 +1,46 @@
-"""One persistent MCP stdio session per server, owned by one long-lived asyncio task.
+"""One persistent MCP session per server, owned by one long-lived asyncio task.
 
-anyio requires a cancel scope (and so ``stdio_client`` / ``ClientSession``) to be entered and
-exited in the same task; closing from another task raises "Attempted to exit cancel scope in a
-different task". So each ``ServerConnection`` has an *owner task* that opens the process and
-the session, publishes the session, then waits for either a stop request or the process
-exiting, and unwinds the contexts itself. Everyone else only calls methods on the published
-``ClientSession``, which serves concurrent requests.
+Sessions are opened with langchain-mcp-adapters' ``create_session`` (stdio, streamable HTTP or
+SSE; see ``workers.hub.transports``). anyio requires a cancel scope (and so the transport and
+the ``ClientSession``) to be entered and exited in the same task; closing from another task
+raises "Attempted to exit cancel scope in a different task". So each ``ServerConnection`` has an
+*owner task* that opens the session, publishes it, then waits for either a stop request or the
+server going away (its process exiting, or its HTTP connection breaking), and unwinds the
+contexts itself. Everyone else only calls methods on the published ``ClientSession``, which
+serves concurrent requests.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import anyio
-import mcp.client.stdio as mcp_stdio
 import mcp.types as types
-from mcp import ClientSession, StdioServerParameters
+from langchain_mcp_adapters.sessions import create_session
+from mcp import ClientSession
 
-from workers.hub.servers_config import ServerConfig
-
-# --- capturing the child process -------------------------------------------------------------
-# stdio_client does not expose the process it spawns, but we need it for PIDs, for noticing a
-# dead server without waiting for a call to fail, and for proving nothing outlives aclose().
-# It spawns through the module-level _create_platform_compatible_process, called in the task
-# that enters stdio_client, i.e. our owner task; a ContextVar set there routes the process to
-# that connection only. Other users of the SDK in this process see the unchanged behaviour.
-_on_process: contextvars.ContextVar[Callable[[Any], None] | None] = contextvars.ContextVar(
-    "muster_on_process", default=None
+from workers.hub.servers_config import ServerConfig, StdioServerConfig
+from workers.hub.transports import (
+    ChildHooks,
+    Connection,
+    OnBroken,
+    connection_for,
+    route_children,
 )
-_original_create = getattr(mcp_stdio, "_create_platform_compatible_process", None)
 
+T = TypeVar("T")
 
-async def _capturing_create(*args: Any, **kwargs: Any) -> Any:
-    assert _original_create is not None
-    process = await _original_create(*args, **kwargs)
-    callback = _on_process.get()
-    if callback is not None:
-        callback(process)
-    return process
-
-
-if _original_create is not None and not getattr(_original_create, "_muster_wrapped", False):
-    setattr(_capturing_create, "_muster_wrapped", True)  # noqa: B010 - a marker, not an API
-    setattr(mcp_stdio, "_create_platform_compatible_process", _capturing_create)  # noqa: B010
-# If a future SDK renames the function, PIDs read as None and death is noticed at call time.
-
-
-class _OneLineParseErrors(logging.Filter):
-    """Shorten the SDK's log of a non-protocol line on a server's stdout to one line.
-
-    stdio_client logs each such line with a full traceback (logger.exception); a server that
-    prints junk would fill the terminal. The line is skipped either way; we keep the message.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and "Failed to parse JSONRPC message" in record.getMessage():
-            record.msg = f"{record.getMessage()} (skipped a non-protocol line on its stdout)"
-            record.args = ()
-            record.exc_info = None
-            record.exc_text = None
-        return True
-
-
-_stdio_logger = logging.getLogger(mcp_stdio.__name__)
-if not any(isinstance(f, _OneLineParseErrors) for f in _stdio_logger.filters):
-    _stdio_logger.addFilter(_OneLineParseErrors())
-
-STOP_TIMEOUT_S = 6.0  # stdio_client waits 2 s for exit, then SIGTERM/SIGKILL with 2 s more
-
-
-def resolve_command(command: str) -> str:
-    # "python" in a config means "the Python this hub runs on": the servers then import the
-    # same installed packages (mcp, the servers package) as the hub, whatever PATH says.
-    return sys.executable if command in ("python", "python3") else command
+# stdio_client waits 2 s for exit, then SIGTERM/SIGKILL with 2 s more; a remote session's
+# close sends one DELETE to end the server-side session.
+STOP_TIMEOUT_S = 6.0
 
 
 def tail(path: Path, lines: int = 5, max_bytes: int = 4096, start: int = 0) -> str:
@@ -109,7 +67,7 @@ class ServerState:
 
 
 class ServerConnection:
-    """A server process plus its ClientSession, started and stopped by one owner task."""
+    """One server's ClientSession (and, for stdio, its process), run by one owner task."""
 
     def __init__(
         self, name: str, config: ServerConfig, *, start_timeout_s: float, log_path: Path | None
@@ -146,15 +104,30 @@ class ServerConnection:
     def state(self) -> ServerState:
         return ServerState(self.up, self.pid if self.up else None, self.last_error, self.restarts)
 
-    def _params(self) -> StdioServerParameters:
-        return StdioServerParameters(
-            command=resolve_command(self.config.command),
-            args=list(self.config.args),
-            # Least privilege for the environment too: the SDK's minimal allowlist (HOME,
-            # PATH, ...), the variables the config lets this server inherit, its own env.
-            env=self.config.environment(os.environ),
-            cwd=self.config.cwd,
+    def _connection(self, stop: asyncio.Event) -> Connection:
+        """The adapters' connection config; for stdio, also route the child to this object."""
+        if isinstance(self.config, StdioServerConfig):
+
+            def on_process(process: Any) -> None:
+                self._process = process
+                self.pid = getattr(process, "pid", None)
+
+            route_children(ChildHooks(on_process, self._open_errlog()))
+        else:
+            route_children(None)
+        return connection_for(
+            self.name, self.config, environ=os.environ, on_broken=self._on_broken(stop)
         )
+
+    def _on_broken(self, stop: asyncio.Event) -> OnBroken:
+        # A remote server's connection broke: tear this run's session down now, so calls in
+        # flight fail at once instead of waiting out their timeout. Reports that arrive while
+        # the session is being stopped (e.g. its closing DELETE) are not news.
+        def report(exc: Exception) -> None:
+            if not stop.is_set():
+                self.mark_down(f"server '{self.name}' connection failed: {_describe(exc)}")
+
+        return report
 
     def _open_errlog(self) -> TextIO:
         # Servers' stderr must go to a real file descriptor (it is handed to the child).
@@ -200,43 +173,32 @@ class ServerConnection:
         return self.up
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        def on_process(process: Any) -> None:
-            self._process = process
-            self.pid = getattr(process, "pid", None)
-
-        # The owner task runs in its own copy of the context, so this reaches only the
-        # process that this task's stdio_client spawns.
-        _on_process.set(on_process)
         exited_by_itself = False
         try:
-            async with mcp_stdio.stdio_client(self._params(), errlog=self._open_errlog()) as (
-                read,
-                write,
-            ):
-                async with ClientSession(read, write) as session:
-                    try:
-                        with anyio.fail_after(self.start_timeout_s):
-                            await session.initialize()
-                            tools = await list_all_tools(session)
-                            await session.send_ping()
-                    except BaseException as exc:
-                        if isinstance(exc, TimeoutError):
-                            self.last_error = self._error(
-                                f"server '{self.name}' did not start in {self.start_timeout_s}s"
-                            )
-                        # A server that could not even initialise gets no graceful shutdown:
-                        # stdio_client would wait 2 s for it to exit before signalling it.
-                        self._kill()
-                        raise
-                    self.tools = tools
-                    self.session = session
-                    ready.set_result(None)
-                    await self._wait_for_stop_or_exit(stop)
-                    self.session = None
-                    self._closed.set()
-                    exited_by_itself = self._process is not None and (
-                        self._process.returncode is not None
-                    )
+            async with create_session(self._connection(stop)) as session:
+                try:
+                    with anyio.fail_after(self.start_timeout_s):
+                        await session.initialize()
+                        tools = await list_all_tools(session)
+                        await session.send_ping()
+                except BaseException as exc:
+                    if isinstance(exc, TimeoutError):
+                        self.last_error = self._error(
+                            f"server '{self.name}' did not start in {self.start_timeout_s}s"
+                        )
+                    # A server that could not even initialise gets no graceful shutdown:
+                    # stdio_client would wait 2 s for it to exit before signalling it.
+                    self._kill()
+                    raise
+                self.tools = tools
+                self.session = session
+                ready.set_result(None)
+                await self._wait_for_stop_or_exit(stop)
+                self.session = None
+                self._closed.set()
+                exited_by_itself = self._process is not None and (
+                    self._process.returncode is not None
+                )
         except Exception as exc:  # noqa: BLE001 - any failure here means "server down"
             if not stop.is_set() and self.last_error is None:
                 self.last_error = self._error(f"server '{self.name}' failed: {_describe(exc)}")
@@ -292,12 +254,20 @@ class ServerConnection:
 
         Raises ServerDown if there is no session or it closes while the call is in flight.
         """
+        timeout = timedelta(seconds=timeout_s)
+        return await self._request(
+            lambda session: session.call_tool(tool, args, read_timeout_seconds=timeout)
+        )
+
+    async def ping(self) -> None:
+        """session.send_ping, failing fast (ServerDown) if the session goes away."""
+        await self._request(lambda session: session.send_ping())
+
+    async def _request(self, send: Callable[[ClientSession], Awaitable[T]]) -> T:
         session, closed = self.session, self._closed
         if session is None or closed.is_set():
             raise ServerDown(f"server '{self.name}' is not running")
-        call = asyncio.ensure_future(
-            session.call_tool(tool, args, read_timeout_seconds=timedelta(seconds=timeout_s))
-        )
+        call = asyncio.ensure_future(send(session))
         closing = asyncio.ensure_future(closed.wait())
         try:
             await asyncio.wait((call, closing), return_when=asyncio.FIRST_COMPLETED)

@@ -1,0 +1,158 @@
+"""The queue of `muster batch`: which tickets need what, and running them concurrently.
+
+Before anything runs, each ticket's thread decides what it needs (`plan_batch`): done, or
+waiting on a human → skipped (and counted); in progress or failed → resumed with `None`;
+absent → run. A batch whose threads already exist is refused unless `--resume`. Then
+`run_batch` runs the rest over one runtime (one `ToolHub`, one session per server), at most
+`--concurrency` tickets at a time, each on a checkpoint connection of its own (a lane).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from langgraph.errors import GraphDrained
+from langgraph.runtime import RunControl
+from langgraph.types import StateSnapshot
+
+from checkpoints.threads import status_of, thread_config
+from graph.app.batch_outcomes import TicketResult, read_result, result_from_snapshot
+from graph.app.batch_report import BatchProgress, append_jsonl
+from graph.app.batch_tickets import Ticket, batch_name, batch_thread_id
+from graph.app.runtime import Graph, MusterRuntime, open_store, stream_run
+from workers.errors import ConfigError
+
+MAX_LANES = 16
+"""Checkpoint connections a batch opens at most (see `MusterRuntime.lanes`)."""
+
+
+@dataclass
+class BatchPlan:
+    """What each ticket needs: skip (finished), resume (None), or run (its request)."""
+
+    skip: list[TicketResult] = field(default_factory=list)
+    resume: list[Ticket] = field(default_factory=list)
+    run: list[Ticket] = field(default_factory=list)
+
+
+async def existing_threads(
+    db: Path, db_exists: bool, path: Path, tickets: Sequence[Ticket]
+) -> dict[str, StateSnapshot]:
+    """The snapshots of this batch's threads that already exist (no servers start)."""
+    if not db_exists:
+        return {}
+    found: dict[str, StateSnapshot] = {}
+    async with open_store(db) as (graph, saver):
+        for ticket in tickets:
+            thread_id = batch_thread_id(path, ticket.id)
+            if await saver.aget_tuple(thread_config(thread_id)) is not None:
+                found[ticket.id] = await graph.aget_state(thread_config(thread_id))
+    return found
+
+
+def plan_batch(
+    path: Path, tickets: Sequence[Ticket], existing: dict[str, StateSnapshot], resume: bool
+) -> BatchPlan:
+    """Sort the tickets by what their threads need (see the module docstring); refuse a batch
+    that already has threads unless `resume`, and a ticket whose text changed since."""
+    plan = BatchPlan()
+    if existing and not resume:
+        example = batch_thread_id(path, next(iter(existing)))
+        raise ConfigError(
+            f"batch {batch_name(path)} already has {len(existing)} of {len(tickets)} threads "
+            f"in this store (e.g. {example}); finish it with `muster batch {path} --resume`, "
+            "or use another --db"
+        )
+    for ticket in tickets:
+        snapshot = existing.get(ticket.id)
+        if snapshot is None:
+            plan.run.append(ticket)
+            continue
+        stored = snapshot.values.get("request")
+        if stored is not None and stored != ticket.request:
+            raise ConfigError(
+                f"{path} line {ticket.line}: ticket {ticket.id} differs from the request its "
+                f"thread {batch_thread_id(path, ticket.id)} was started with; give the changed "
+                "ticket a new id"
+            )
+        status = status_of(snapshot)
+        if status == "new":  # a checkpoint but no state and nothing next: start it afresh
+            plan.run.append(ticket)
+        elif status in ("done", "interrupted"):
+            plan.skip.append(
+                result_from_snapshot(ticket, batch_thread_id(path, ticket.id), snapshot)
+            )
+        else:
+            plan.resume.append(ticket)
+    return plan
+
+
+async def run_batch(
+    runtime: MusterRuntime,
+    path: Path,
+    plan: BatchPlan,
+    *,
+    concurrency: int,
+    progress: BatchProgress,
+    out: Path | None = None,
+    controls: set[RunControl] | None = None,
+    stop: asyncio.Event | None = None,
+    lanes: asyncio.Queue[Graph] | None = None,
+) -> tuple[list[TicketResult], bool]:
+    """Run and resume the planned tickets on `runtime`, at most `concurrency` at a time.
+
+    Returns the results of the tickets it ran and whether a drain stopped it. Each finished
+    ticket is appended to `out` (if given) as soon as its thread is read back. Every run's
+    `RunControl` is in `controls` while it runs; once `stop` is set no new ticket starts.
+    """
+    semaphore = asyncio.Semaphore(concurrency)
+    lanes = lanes or asyncio.Queue()
+    if lanes.empty():
+        lanes.put_nowait(runtime.graph)
+    live = controls if controls is not None else set()
+    drained = False
+    results: list[TicketResult] = []
+
+    async def one(ticket: Ticket, resume: bool) -> None:
+        nonlocal drained
+        async with semaphore:
+            if drained or (stop is not None and stop.is_set()):
+                return
+            thread_id = batch_thread_id(path, ticket.id)
+            control = RunControl()
+            live.add(control)
+            error: str | None = None
+            graph = await lanes.get()
+            try:
+                await stream_run(
+                    runtime,
+                    thread_id,
+                    None if resume else {"request": ticket.request},
+                    services=runtime.for_thread(thread_id),
+                    control=control,
+                    graph=graph,
+                )
+            except GraphDrained:
+                drained = True
+                return
+            except Exception as exc:  # one ticket's crash must not stop the queue
+                error = f"{type(exc).__name__}: {exc}"
+            finally:
+                live.discard(control)
+                lanes.put_nowait(graph)
+            try:
+                result = await read_result(runtime.graph, path, ticket, error)
+            except Exception as exc:  # the store failed us: say so for this ticket, go on
+                reason = f"reading the thread back failed: {type(exc).__name__}: {exc}"
+                result = result_from_snapshot(ticket, thread_id, None, error or reason)
+            results.append(result)
+            if out is not None and result.outcome != "unfinished":
+                append_jsonl(out, result.record())
+            progress.finish(result)
+
+    jobs = [(t, True) for t in plan.resume] + [(t, False) for t in plan.run]
+    await asyncio.gather(*(one(ticket, resume) for ticket, resume in jobs))
+    return results, drained

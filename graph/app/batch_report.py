@@ -1,0 +1,196 @@
+"""What `muster batch` shows and writes: the progress line, the summary, the answers file.
+
+Progress is a single updating line on a terminal and one plain line per finished ticket when
+piped. The run ends with a summary (complete / partial / needs_human / failed, and failed
+reports per worker and reason) and its exit code: 0 if every ticket is complete, 4 if any
+failed, otherwise 3 if any is partial, degraded or needs a human; 6 if SIGINT/SIGTERM stopped
+the batch cleanly (resume it). The answers file holds one JSON line per ticket: appended as
+tickets finish, rewritten atomically in ticket order at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from graph.app.batch_outcomes import OUTCOMES, TicketResult
+from graph.app.options import ExitCode
+
+BAR_WIDTH = 10
+"""Characters in the progress bar."""
+
+
+def default_out_path(path: Path) -> Path:
+    """`<stem>.answers.jsonl` next to the tickets file."""
+    return path.with_name(f"{path.stem}.answers.jsonl")
+
+
+def write_jsonl_atomically(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """Replace `path` with these records, one JSON line each, all or nothing."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one record as one write, so a kill leaves whole lines."""
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+class BatchProgress:
+    """A single updating bar on a terminal; one plain line per finished ticket when piped."""
+
+    def __init__(self, stream: TextIO, total: int) -> None:
+        self.stream = stream
+        self.total = total
+        self.tty = stream.isatty()
+        self.counts: Counter[str] = Counter()
+        self._bar_shown = False
+
+    @property
+    def finished(self) -> int:
+        return sum(self.counts[o] for o in OUTCOMES)
+
+    def tally(self) -> str:
+        return " ".join(f"{o} {self.counts[o]}" for o in OUTCOMES)
+
+    def line(self, text: str) -> None:
+        """A line of its own (the bar, if shown, is redrawn under it)."""
+        if self.tty and self._bar_shown:
+            self.stream.write("\r\033[K")
+        print(text, file=self.stream, flush=True)
+        if self.tty and self._bar_shown:
+            self._draw()
+
+    def _draw(self) -> None:
+        done = self.finished
+        filled = BAR_WIDTH * done // self.total if self.total else BAR_WIDTH
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        self.stream.write(f"\r\033[K[{bar}] {done}/{self.total} {self.tally()}")
+        self.stream.flush()
+        self._bar_shown = True
+
+    def start(self, already: Sequence[TicketResult]) -> None:
+        for result in already:
+            self.counts[result.outcome] += 1
+        if self.tty:
+            self._draw()
+
+    def finish(self, result: TicketResult) -> None:
+        self.counts[result.outcome] += 1
+        if self.tty:
+            self._draw()
+            return
+        detail = f" (waiting for {', '.join(result.waiting_for)})" if result.waiting_for else ""
+        if result.error:
+            detail += f": {result.error.splitlines()[0][:200]}"
+        width = len(str(self.total))
+        print(
+            f"[{self.finished:>{width}}/{self.total}] {result.ticket.id} {result.outcome}"
+            f"{detail}  {result.thread_id}",
+            file=self.stream,
+            flush=True,
+        )
+
+    def close(self) -> None:
+        if self.tty and self._bar_shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._bar_shown = False
+
+
+@dataclass
+class BatchSummary:
+    """What a batch did, for the table, `--json` and the exit code."""
+
+    batch: str
+    tickets: int
+    ran: int
+    resumed: int
+    skipped: int
+    counts: dict[str, int]
+    failures_per_worker: list[dict[str, Any]]
+    out: str
+    wall_s: float
+    drained: bool
+    exit_code: ExitCode
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def summarize(
+    name: str,
+    results: Sequence[TicketResult],
+    *,
+    ran: int,
+    resumed: int,
+    skipped: int,
+    out: Path,
+    wall_s: float,
+    drained: bool,
+) -> BatchSummary:
+    """Counts per outcome, failed reports per (worker, reason), and the exit code."""
+    counts: Counter[str] = Counter(r.outcome for r in results)
+    failures = Counter(f for r in results for f in r.failures)
+    if drained or counts["unfinished"]:
+        code = ExitCode.DRAINED
+    elif counts["failed"]:
+        code = ExitCode.FAILED
+    elif (
+        counts["partial"]
+        or counts["needs_human"]
+        or any(r.answer is not None and r.answer.degraded for r in results)
+    ):
+        code = ExitCode.DEGRADED
+    else:
+        code = ExitCode.OK
+    keys: tuple[str, ...] = (*OUTCOMES, "unfinished") if counts["unfinished"] else OUTCOMES
+    return BatchSummary(
+        batch=name,
+        tickets=len(results),
+        ran=ran,
+        resumed=resumed,
+        skipped=skipped,
+        counts={k: counts[k] for k in keys},
+        failures_per_worker=[
+            {"worker": worker, "reason": reason, "count": count}
+            for (worker, reason), count in sorted(failures.items())
+        ],
+        out=str(out),
+        wall_s=round(wall_s, 3),
+        drained=drained,
+        exit_code=code,
+    )
+
+
+def print_summary(summary: BatchSummary, stream: TextIO) -> None:
+    """The summary table."""
+    lines = [
+        f"batch {summary.batch}: {summary.tickets} tickets in {summary.wall_s:.1f}s "
+        f"({summary.ran} new, {summary.resumed} resumed, {summary.skipped} already finished)",
+        "",
+        f"  {'outcome':<12} {'tickets':>7}",
+    ]
+    lines += [f"  {k:<12} {v:>7}" for k, v in summary.counts.items()]
+    lines += ["", "failed reports per worker:"]
+    if summary.failures_per_worker:
+        lines.append(f"  {'worker':<12} {'reason':<12} {'count':>5}")
+        lines += [
+            f"  {f['worker']:<12} {f['reason']:<12} {f['count']:>5}"
+            for f in summary.failures_per_worker
+        ]
+    else:
+        lines.append("  (none)")
+    lines += ["", f"answers: {summary.out}"]
+    print("\n".join(lines), file=stream, flush=True)

@@ -1,0 +1,88 @@
+"""The tickets file of `muster batch`, and the thread each ticket runs on.
+
+Each line of the tickets file is `{"id": "...", "request": "..."}`; blank lines are skipped, a
+numeric id is read as text, and anything else is refused with the file and the line. Every
+ticket runs on its own thread, `batch-<file stem>-<ticket id>` (DESIGN principle 7: a clean
+context per job, and an id a later `--resume` can find again).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from workers.errors import ConfigError
+
+TICKET_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""Ticket ids become part of a thread id and of a trace file name: no paths, no spaces."""
+
+
+class TicketsFileError(ConfigError):
+    """The tickets file is missing or malformed; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """One line of the tickets file."""
+
+    id: str
+    request: str
+    line: int
+
+
+def load_tickets(path: Path) -> list[Ticket]:
+    """Read and validate a tickets file; a `TicketsFileError` names the file and the line."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # tolerate a BOM
+    except FileNotFoundError:
+        raise TicketsFileError(f"tickets file {path} not found") from None
+    except IsADirectoryError:
+        raise TicketsFileError(f"tickets file {path} is a directory, not a JSONL file") from None
+    except UnicodeDecodeError as error:
+        raise TicketsFileError(f"tickets file {path} is not UTF-8 text ({error.reason})") from None
+    except OSError as error:
+        raise TicketsFileError(f"cannot read tickets file {path}: {error.strerror}") from None
+    tickets: list[Ticket] = []
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise TicketsFileError(f"{where}: not valid JSON ({error.msg})") from None
+        if not isinstance(data, dict):
+            raise TicketsFileError(f'{where}: expected an object {{"id": ..., "request": ...}}')
+        ticket_id = data.get("id")
+        if isinstance(ticket_id, int) and not isinstance(ticket_id, bool):
+            ticket_id = str(ticket_id)
+        if not isinstance(ticket_id, str) or not TICKET_ID.fullmatch(ticket_id):
+            raise TicketsFileError(
+                f'{where}: "id" must be 1-64 letters, digits, ".", "_" or "-" '
+                f"(got {json.dumps(data.get('id'))})"
+            )
+        request = data.get("request")
+        if not isinstance(request, str) or not request.strip():
+            raise TicketsFileError(f'{where}: "request" must be a non-empty string')
+        if ticket_id in first_line:
+            raise TicketsFileError(
+                f'{where}: duplicate id "{ticket_id}" (first on line {first_line[ticket_id]})'
+            )
+        first_line[ticket_id] = number
+        tickets.append(Ticket(id=ticket_id, request=request, line=number))
+    if not tickets:
+        raise TicketsFileError(f"tickets file {path} has no tickets")
+    return tickets
+
+
+def batch_name(path: Path) -> str:
+    """The batch's name, from the file stem, safe inside a thread id."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-") or "tickets"
+
+
+def batch_thread_id(path: Path, ticket_id: str) -> str:
+    """The deterministic thread id of one ticket of one batch file."""
+    return f"batch-{batch_name(path)}-{ticket_id}"

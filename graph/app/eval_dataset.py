@@ -1,0 +1,213 @@
+"""Scoring labelled tickets with pydantic-evals: the `Dataset`, its evaluators, and the task
+that runs Muster on one ticket.
+
+Each ticket is a `Case` (inputs: the request; expected output: its labels; metadata: its id),
+and each scored field is one `FieldMatch` evaluator returning a bool, so a field's score is
+the share of cases whose assertion passed. `HonestStatus` asserts the answer is not
+`complete` while an intent is unaddressed. `Dataset.evaluate` runs the cases at most
+`concurrency` at a time; a `CaseLifecycle` prints a line to stderr as each finishes.
+
+Every case shares one runtime (the MCP servers start once), opened before `evaluate` and
+closed after, over a temporary directory: a fresh checkpoint store, traces, and a fresh orders
+database (`MUSTER_ORDERS_DB` is pointed there before the servers start), so an eval never
+touches the user's data. `MUSTER_TODAY` is pinned to the date the labels assume.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+from pydantic_evals import Case, Dataset
+from pydantic_evals.evaluators import Evaluator, EvaluatorContext
+from pydantic_evals.lifecycle import CaseLifecycle
+from pydantic_evals.reporting import EvaluationReport, ReportCase, ReportCaseFailure
+
+from checkpoints.threads import thread_config, waiting_on
+from graph.app.eval_fields import (
+    FIELDS,
+    EvalTicket,
+    Field,
+    Scored,
+    TicketLabels,
+    TicketOutcome,
+    complete_while_unaddressed,
+    field_matches,
+    read_outcome,
+)
+from graph.app.options import MusterOptions
+from graph.app.runtime import Graph, MusterRuntime, open_runtime, stream_run
+
+LABELS_TODAY = "2025-04-24"
+"""The orders system's "today" that evals/LABELS.md computes every window from."""
+HONEST_STATUS = "honest_status"
+"""The assertion that the answer is not `complete` while an intent is unaddressed."""
+
+EvalReport = EvaluationReport[str, Scored, str]
+"""What `Dataset.evaluate` returns for these cases."""
+
+
+def _pair(ctx: EvaluatorContext[str, Scored, str]) -> tuple[TicketOutcome, TicketLabels]:
+    got, expected = ctx.output, ctx.expected_output
+    if not isinstance(got, TicketOutcome) or not isinstance(expected, TicketLabels):
+        raise TypeError("an eval case compares a TicketOutcome with TicketLabels")
+    return got, expected
+
+
+@dataclass(repr=False)
+class FieldMatch(Evaluator[str, Scored, str]):
+    """Did Muster get one labelled field right? (sets compare as sets, actions as (tool, args))"""
+
+    field: Field
+    """The field it scores; also the assertion's name in the report."""
+
+    def get_default_evaluation_name(self) -> str:
+        return self.field
+
+    def evaluate(self, ctx: EvaluatorContext[str, Scored, str]) -> bool:
+        got, expected = _pair(ctx)
+        return field_matches(got, expected, self.field)
+
+
+@dataclass(repr=False)
+class HonestStatus(Evaluator[str, Scored, str]):
+    """Passes unless the answer is `complete` while an intent is unaddressed."""
+
+    def get_default_evaluation_name(self) -> str:
+        return HONEST_STATUS
+
+    def evaluate(self, ctx: EvaluatorContext[str, Scored, str]) -> bool:
+        got, expected = _pair(ctx)
+        return not complete_while_unaddressed(got, expected)
+
+
+def build_dataset(name: str, tickets: list[EvalTicket]) -> Dataset[str, Scored, str]:
+    """One case per ticket, one evaluator per field, and the honest-status check."""
+    evaluators: list[Evaluator[str, Scored, str]] = [FieldMatch(field) for field in FIELDS]
+    evaluators.append(HonestStatus())
+    return Dataset[str, Scored, str](
+        name=name,
+        cases=[
+            Case(name=t.id, inputs=t.request, expected_output=t.labels, metadata=t.id)
+            for t in tickets
+        ],
+        evaluators=evaluators,
+    )
+
+
+class CaseProgress(CaseLifecycle[str, Scored, str]):
+    """Prints one line to `out` as each case finishes: `[12/83] bf-05  misses: kb_ids`."""
+
+    def __init__(self, case: Case[str, Scored, str], out: TextIO, counter: list[int]) -> None:
+        super().__init__(case)
+        self.out, self.counter = out, counter
+
+    async def teardown(
+        self, result: ReportCase[str, Scored, str] | ReportCaseFailure[str, Scored, str] | None
+    ) -> None:
+        self.counter[0] += 1
+        if isinstance(result, ReportCase):
+            misses = [name for name, a in result.assertions.items() if a.value is not True]
+            misses += [f.name for f in result.evaluator_failures]
+            error = result.output.error if isinstance(result.output, TicketOutcome) else None
+            status = f"error: {error}" if error else f"misses: {', '.join(misses)}"
+            status = status if error or misses else "all right"
+        else:
+            status = f"error: {result.error_message}" if result else "cancelled"
+        print(f"[{self.counter[0]}/{self.counter[1]}] {self.case.name}  {status}", file=self.out)
+        self.out.flush()
+
+
+@contextmanager
+def isolated_environment(workdir: Path) -> Iterator[None]:
+    """Point the servers the runtime starts at `workdir` (and the labels' date); restore the
+    environment afterwards. The call log is switched off so evals never append to the user's."""
+    wanted: dict[str, str | None] = {
+        "MUSTER_ORDERS_DB": str(workdir / "orders.sqlite"),
+        "MUSTER_TODAY": LABELS_TODAY,
+        "MUSTER_CALL_LOG": None,
+    }
+    saved = {name: os.environ.get(name) for name in wanted}
+    try:
+        for name, value in wanted.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+async def run_ticket(
+    runtime: MusterRuntime, graph: Graph, request: str, *, trace_dir: Path
+) -> TicketOutcome:
+    """Run one ticket on a new thread of `graph` and read what Muster did. A run that raises is an
+    outcome with status `error` (every field it got wrong counts as a miss), not a crash."""
+    thread_id = f"eval-{uuid.uuid4().hex[:12]}"
+    error: str | None = None
+    try:
+        await stream_run(
+            runtime,
+            thread_id,
+            {"request": request},
+            services=runtime.for_thread(thread_id, trace_dir=trace_dir),
+            graph=graph,
+        )
+    except Exception as exc:  # one ticket's crash is its miss, not the eval's end
+        error = f"{type(exc).__name__}: {exc}"
+    snapshot = await runtime.graph.aget_state(thread_config(thread_id))
+    if error is None and snapshot.next and not snapshot.interrupts:
+        error = f"the run stopped before it finished (next: {', '.join(snapshot.next)})"
+    return read_outcome(
+        snapshot.values, thread_id=thread_id, waiting_for=waiting_on(snapshot), error=error
+    )
+
+
+async def evaluate_tickets(
+    name: str,
+    tickets: list[EvalTicket],
+    options: MusterOptions,
+    *,
+    concurrency: int,
+    progress: TextIO,
+) -> EvalReport:
+    """Run every ticket through Muster on one runtime, at most `concurrency` at a time, and
+    score it; `options.db` is replaced by a temporary store."""
+    dataset = build_dataset(name, tickets)
+    counter = [0, len(tickets)]
+    with (
+        tempfile.TemporaryDirectory(prefix="muster-eval-") as tmp,
+        isolated_environment(Path(tmp)),
+    ):
+        workdir = Path(tmp)
+        run_options = replace(options, db=workdir / "checkpoints.sqlite")
+        async with (
+            open_runtime(run_options) as runtime,
+            runtime.lanes(min(concurrency, len(tickets))) as lanes,
+        ):
+
+            async def muster(request: str) -> Scored:
+                graph = await lanes.get()  # a checkpoint connection of its own
+                try:
+                    return await run_ticket(runtime, graph, request, trace_dir=workdir / "traces")
+                finally:
+                    lanes.put_nowait(graph)
+
+            return await dataset.evaluate(
+                muster,
+                name=name,
+                max_concurrency=concurrency,
+                progress=False,
+                lifecycle=lambda case: CaseProgress(case, progress, counter),
+            )

@@ -1,0 +1,205 @@
+"""How a run is set up, and how a command ends: one options object and the exit codes.
+
+`MusterOptions` is validated once, before any server starts, and every entry point builds it
+the same way: the CLI and `muster batch` from their flags (`MusterOptions.from_args`), Studio
+and the notebook from keywords (`MusterOptions.resolve`). The environment fallbacks live here
+and nowhere else: `MUSTER_DB`, `MUSTER_SERVERS`, `MUSTER_MODEL` (and `MUSTER_ROSTER`, read by
+`load_roster`).
+
+`ExitCode` is the table every command documents and returns. `add_store_options` and
+`add_run_options` declare the flags that `run`, `resume`, `approve`, `clarify` and `batch`
+share, so they read the same everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+
+from checkpoints.saver import resolve_db_path
+from graph.limits import RunLimits
+from graph.planners import Planner, plan_ticket
+from graph.planners.llm import make_llm_planner
+from workers.contracts import Answer
+from workers.errors import ConfigError
+from workers.hub import DEFAULT_SERVERS_FILE, ServersConfig, load_servers_config
+from workers.models import ModelFactory, load_model_factory
+from workers.roster import Roster, load_roster
+
+DEFAULT_MODEL = "offline"
+"""The model every entry point uses unless `--model` or `MUSTER_MODEL` names another."""
+
+
+class ExitCode(IntEnum):
+    """What a `muster` command returns; `--help` prints this table (see also README.md)."""
+
+    meaning: str
+    """One line for the help text."""
+
+    def __new__(cls, value: int, meaning: str) -> ExitCode:
+        member = int.__new__(cls, value)
+        member._value_ = value
+        member.meaning = meaning
+        return member
+
+    OK = 0, "the answer is complete (or there was nothing to do)"
+    INTERNAL = 1, "an unexpected internal error"
+    BAD_INPUT = (
+        2,
+        "bad input: unknown thread, unreadable database, malformed servers file, unknown model",
+    )
+    DEGRADED = 3, "the answer is partial or degraded, or a person must pick the ticket up"
+    FAILED = 4, "the answer failed"
+    WAITING = 5, "the thread waits for a human (an approval or a clarification)"
+    DRAINED = (
+        6,
+        "stopped cleanly by SIGINT/SIGTERM: state is checkpointed, "
+        "`muster resume THREAD` continues",
+    )
+    INTERRUPTED = 130, "interrupted (Ctrl-C) before a run could drain"
+
+    @classmethod
+    def for_answer(cls, answer: Answer | None, *, waiting: bool) -> ExitCode:
+        """The code for a thread's outcome: waiting, failed, degraded or complete."""
+        if waiting:
+            return cls.WAITING
+        if answer is None or answer.status == "failed":
+            return cls.FAILED
+        return cls.DEGRADED if answer.degraded or answer.needs_human else cls.OK
+
+    @classmethod
+    def help_table(cls) -> str:
+        """The table as `--help` shows it."""
+        return "Exit codes:\n" + "".join(f"  {code.value}  {code.meaning}\n" for code in cls)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MusterOptions:
+    """Everything a run is set up with, validated: the same object for every entry point."""
+
+    db: Path
+    """The checkpoint database: `--db`, else `MUSTER_DB`, else `checkpoints/muster.sqlite`."""
+    servers: ServersConfig
+    """The MCP servers to start: `--servers`, else `MUSTER_SERVERS`, else
+    `servers/servers.json`."""
+    models: ModelFactory
+    """The chat model for each worker: `--model`, else `MUSTER_MODEL`, else `offline`."""
+    roster: Roster
+    """Which workers exist and what they may touch (`MUSTER_ROSTER`, else the bundled one)."""
+    planner: Planner = plan_ticket
+    """Writes the packets (`--planner`): the rules planner, or the model's structured output."""
+    limits: RunLimits = field(default_factory=RunLimits)
+    """Hard limits for each run (`--max-steps`, `--max-tokens`, `--deadline`)."""
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        db: str | Path | None = None,
+        servers: ServersConfig | str | Path | None = None,
+        model: str | None = None,
+        models: ModelFactory | None = None,
+        roster: Roster | None = None,
+        planner: Planner | None = None,
+        limits: RunLimits | None = None,
+    ) -> MusterOptions:
+        """Options from what the caller gave, the environment for the rest; raises a
+        `ConfigError` (exit 2) for a malformed servers file or an unknown model. Reads files:
+        call it off the event loop where blocking matters (Studio)."""
+        if not isinstance(servers, ServersConfig):
+            servers = servers_config(servers)
+        if models is None:
+            models = load_model_factory(model_name(model))
+        return cls(
+            db=resolve_db_path(db),
+            servers=servers,
+            models=models,
+            roster=roster or load_roster(),
+            planner=planner or plan_ticket,
+            limits=limits or RunLimits(),
+        )
+
+    @classmethod
+    def from_args(
+        cls, args: argparse.Namespace, *, models: ModelFactory | None = None
+    ) -> MusterOptions:
+        """Options from the flags `add_store_options` and `add_run_options` declare (any may
+        be absent); `models` replaces the named model's (a `--scenario` scripts its own)."""
+        servers = servers_config(getattr(args, "servers", None))
+        name = model_name(getattr(args, "model", None))
+        named = load_model_factory(name)  # checked even when a scenario scripts the models
+        models = models or named
+        planner: Planner = plan_ticket
+        if getattr(args, "planner", "rules") == "llm":
+            if name.startswith("offline"):
+                raise ConfigError(
+                    "--planner llm needs a provider model, e.g. --model openai:gpt-4o-mini"
+                )
+            planner = make_llm_planner(models("planner"))
+        return cls.resolve(
+            db=getattr(args, "db", None),
+            servers=servers,
+            models=models,
+            planner=planner,
+            limits=RunLimits.from_options(
+                max_steps=getattr(args, "max_steps", None),
+                max_tokens=getattr(args, "max_tokens", None),
+                deadline_s=getattr(args, "deadline", None),
+            ),
+        )
+
+
+def servers_config(given: str | Path | None = None) -> ServersConfig:
+    """The servers config: `given`, else `MUSTER_SERVERS`, else `servers/servers.json`."""
+    return load_servers_config(
+        Path(given or os.environ.get("MUSTER_SERVERS") or DEFAULT_SERVERS_FILE)
+    )
+
+
+def model_name(given: str | None = None) -> str:
+    """The model to use: `given`, else `MUSTER_MODEL`, else `offline`."""
+    return given or os.environ.get("MUSTER_MODEL") or DEFAULT_MODEL
+
+
+def positive_int(text: str) -> int:
+    """argparse type for limits: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    """`--db`, for every command that reads or writes threads."""
+    parser.add_argument("--db", help=f"checkpoint database (default: {resolve_db_path()})")
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The flags of every command that runs the graph: run, resume, approve, clarify, batch."""
+    parser.add_argument(
+        "--servers",
+        help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
+    )
+    parser.add_argument(
+        "--model",
+        help="offline, offline:<ms> or provider:model (default: $MUSTER_MODEL, else offline)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the answer and reports as JSON")
+    parser.add_argument(
+        "--max-steps", type=positive_int, help="total worker steps for the run (default 60)"
+    )
+    parser.add_argument(
+        "--max-tokens", type=positive_int, help="total tokens for the run (default 200000)"
+    )
+    parser.add_argument(
+        "--deadline", type=float, metavar="SECONDS", help="wall-clock limit for this invocation"
+    )
+    parser.add_argument(
+        "--planner",
+        choices=["rules", "llm"],
+        default="rules",
+        help="rules: the deterministic ticket planner; llm: --model plans (structured output)",
+    )

@@ -1,0 +1,153 @@
+"""What `muster` prints: live progress, the answer, the thread list and `muster show`.
+
+Every line the CLI writes about a thread is formatted here; the commands in `graph.app.cli`
+decide what to print and the exit code, never how it looks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from langgraph.types import StateSnapshot
+
+from checkpoints.audit import AuditRow
+from checkpoints.threads import ThreadInfo, status_of
+from graph.facts import SHARED_CALL_PREFIX
+from workers.contracts import Answer, Handoff, Report
+from workers.hub import ToolHub
+
+
+class Progress:
+    """Live progress lines: coloured marks on a terminal, plain text when piped."""
+
+    def __init__(self, stream: TextIO, hub: ToolHub) -> None:
+        self.stream = stream
+        self.hub = hub
+        self.tty = stream.isatty()
+
+    def _mark(self, ok: bool) -> str:
+        if not self.tty:
+            return "ok " if ok else "FAIL"
+        return "\033[32m✓\033[0m" if ok else "\033[31m✗\033[0m"
+
+    def line(self, text: str) -> None:
+        """One line of progress, flushed at once."""
+        print(text, file=self.stream, flush=True)
+
+    def __call__(self, node: str, update: dict[str, Any]) -> None:
+        if node == "plan":
+            packets: list[Handoff] = update.get("packets") or []
+            self.line(f"plan: {len(packets)} packets")
+            for packet in packets:
+                tools = [s.name for s in self.hub.specs(packet.tool_allow)]
+                self.line(f"  {packet.recipient:<10} tools: {', '.join(tools) or '(none)'}")
+            for note in update.get("plan_notes") or []:
+                self.line(f"  note: {note}")
+        elif node in ("dispatch", "__error_handler__dispatch"):
+            for report in update.get("reports") or []:
+                self.line(f"{self._mark(report.status == 'ok')} {describe_report(report)}")
+        elif node == "recover":
+            for record in update.get("recoveries") or []:
+                self.line(f"recover: {record.strategy} — {record.detail}")
+        elif node == "collect" and update.get("stop_reason"):
+            self.line(f"stop: {update['stop_reason']}; no new work starts")
+        elif node == "__interrupt__":
+            self.line("paused: waiting for a human")
+
+
+def describe_report(report: Report) -> str:
+    """One line per report: worker, status, reason, evidence."""
+    status = "ok" if report.status == "ok" else f"failed ({report.reason})"
+    tools = ", ".join(
+        f.tool + (" (shared fact)" if f.call_id.startswith(SHARED_CALL_PREFIX) else "")
+        for f in report.findings
+    )
+    errors = sum(1 for c in report.tool_calls if c.outcome != "ok")
+    extra = f", {errors} tool errors" if errors else ""
+    return (
+        f"{report.worker:<10} {status:<22} {len(report.findings)} findings"
+        f"{' from ' + tools if tools else ''}{extra}, {report.steps_used} steps"
+    )
+
+
+def print_result(thread_id: str, values: dict[str, Any], *, waiting: bool, as_json: bool) -> None:
+    """The answer as text, or the answer and every report as JSON."""
+    answer: Answer | None = values.get("answer")
+    if as_json:
+        payload = {
+            "thread_id": thread_id,
+            "waiting_for_human": waiting,
+            "answer": answer.model_dump() if answer else None,
+            "reports": [r.model_dump() for r in values.get("reports") or []],
+            "recoveries": [r.model_dump() for r in values.get("recoveries") or []],
+        }
+        print(json.dumps(payload, indent=2))
+        return
+    if answer is not None:
+        print()
+        print(answer.text)
+    print(f"\nthread: {thread_id}")
+    if waiting:
+        print(f"waiting for a human: `muster show {thread_id}`")
+
+
+def print_threads(infos: Sequence[ThreadInfo], *, as_json: bool) -> None:
+    """`muster threads`: one line per thread, or a JSON list."""
+    if as_json:
+        print(json.dumps([info.__dict__ for info in infos], indent=2))
+        return
+    if not infos:
+        print("no threads yet")
+    for info in infos:
+        waits = f" [waits: {', '.join(info.waiting_on)}]" if info.waiting_on else ""
+        print(
+            f"{info.thread_id}  {info.status:<12} {info.answer_status or '-':<9} "
+            f"{info.updated_at[:19]}  {info.request}{waits}"
+        )
+
+
+def print_thread(
+    thread_id: str,
+    snapshot: StateSnapshot,
+    history: Sequence[StateSnapshot],
+    audit_rows: Sequence[AuditRow],
+) -> None:
+    """`muster show`: supersteps, reports and tool calls, pending interrupts, audit, answer."""
+    print(f"thread {thread_id}: {status_of(snapshot)}")
+    print("\nsupersteps:")
+    for state in reversed(history):
+        step = state.metadata.get("step") if state.metadata else None
+        source = state.metadata.get("source") if state.metadata else None
+        print(f"  step {step:>3} {source or '':<6} next: {', '.join(state.next) or '(end)'}")
+    print("\nreports:")
+    for report in snapshot.values.get("reports") or []:
+        print(f"  {describe_report(report)}{' [fallback]' if report.fallback else ''}")
+        for call in report.tool_calls:
+            print(
+                f"    {call.tool}({json.dumps(call.args, sort_keys=True)}) → {call.outcome} "
+                f"in {call.duration_ms:.0f} ms"
+            )
+        if report.note and report.status == "failed":
+            print(f"    note: {report.note.splitlines()[-1]}")
+    for record in snapshot.values.get("recoveries") or []:
+        print(f"  recovery: {record.strategy} — {record.detail}")
+    for interrupt in snapshot.interrupts:
+        value = interrupt.value if isinstance(interrupt.value, dict) else {"value": interrupt.value}
+        kind = value.get("kind", "input")
+        if kind == "approval":
+            print(
+                f"\npending approval: {value['tool']}({json.dumps(value['args'], sort_keys=True)})"
+                f" proposed by {value.get('proposed_by')}\n  why: {value.get('reason')}"
+                f"\n  digest: {value['digest']}\n  decide: muster approve {thread_id}"
+                f" [--reject] [--note TEXT]"
+            )
+        else:
+            print(f"\npending {kind}: {value.get('question', value)}")
+            print(f'  answer: muster clarify {thread_id} "<answer>"')
+    for row in audit_rows:
+        print(f"audit: {row.event} by {row.actor} digest {row.digest[:16]}… {row.result[:160]}")
+    answer = snapshot.values.get("answer")
+    if answer is not None:
+        print(f"\nanswer: {answer.status}{' DEGRADED' if answer.degraded else ''}")
