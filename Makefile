@@ -5,7 +5,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 TICKET  := Customer says order \#12345 was charged twice. What happened and what can we do?
 
-.PHONY: setup demo test test-fast check lint typecheck pytest bench studio clean
+.PHONY: setup demo test test-fast check lint typecheck pytest bench eval studio clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -17,7 +17,7 @@ setup: $(STAMP) ## create .venv and install Muster with its dev extras
 
 demo: $(STAMP) ## run the demo ticket against the real servers, policy server broken
 	MUSTER_POLICY_MODE=broken $(VENV)/bin/muster run "$(TICKET)"; \
-	status=$$?; [ $$status -eq 0 ] || [ $$status -eq 3 ]
+	status=$$?; [ $$status -eq 0 ] || [ $$status -eq 3 ] || [ $$status -eq 5 ]
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -34,6 +34,9 @@ test: lint typecheck pytest ## ruff, mypy and the whole test suite
 
 test-fast: $(STAMP) ## fast unit tier only: no real MCP servers, no slow tests (make test runs all)
 	$(VENV)/bin/pytest -m "not slow and not integration"
+
+eval: $(STAMP) ## score Muster on the hand-labelled tickets (evals/LABELS.md), per field
+	$(PY) -m graph.app.cli eval evals/tickets.jsonl
 
 bench: $(STAMP) ## benchmarks (never run as tests); results go in the README
 	$(PY) bench/hub_latency.py

@@ -27,7 +27,9 @@ from workers.contracts import Report
 from workers.models import ModelFactory
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEMO_TICKET = "Customer says order #12345 was charged twice. What happened and what can we do?"
+# Order 12333 was charged twice and the duplicate is already refunded: the full three-worker
+# plan, and an answer that needs no approval (order 12345 would pause for its refund).
+DEMO_TICKET = "Customer says order #12333 was charged twice. What happened and what can we do?"
 
 HANG_TIMEOUT_S = 300.0
 """The one safety bound for waits in tests: subprocesses to exit, a server to answer, an event

@@ -44,12 +44,12 @@ from workers.contracts import Answer
 from workers.errors import ConfigError
 
 QUEUE = [
-    ("dup-charge", "Order #12345 was charged twice. What happened?"),
+    ("dup-charge", "Order #12333 was charged twice. Was the duplicate put right?"),
     ("ambiguous", "I want my money back for my order"),
     ("refund", "Order #12366 was charged twice, please refund the duplicate charge."),
     ("gift-card", "Do gift cards expire?"),
     ("furious", "I am furious, order #12331 is late. Get me a manager."),
-    ("cancel", "Can I cancel order #12324 before it ships?"),
+    ("cancel", "Can I cancel order #12321? It has shipped, I think."),
 ]
 """Six tickets: three complete, one clarification, one approval, one escalation."""
 EXPECTED_STATUS: dict[str, ThreadStatus] = {
@@ -68,7 +68,7 @@ EXPECTED_OUTCOME = {
     "furious": "needs_human",
     "cancel": "complete",
 }
-BILLING_ORDERS = {"dup-charge": "12345", "refund": "12366", "furious": "12331", "cancel": "12324"}
+BILLING_ORDERS = {"dup-charge": "12333", "refund": "12366", "furious": "12331", "cancel": "12321"}
 """Tickets that name an order: billing looks each up exactly once."""
 
 CRASH_QUEUE = [
@@ -150,7 +150,7 @@ def test_batch_runs_each_ticket_on_its_own_thread(muster_env: MusterEnv) -> None
     assert by_id["refund"]["status"] == "waiting" and by_id["refund"]["answer_text"] is None
     assert by_id["furious"]["status"] == "complete" and by_id["furious"]["needs_human"] is True
     assert by_id["dup-charge"]["status"] == "complete"
-    assert "12345" in by_id["dup-charge"]["answer_text"]
+    assert "12333" in by_id["dup-charge"]["answer_text"]
 
     # Each ticket has its own thread, in the state its outcome says.
     ids = [batch_thread_id(tickets, i) for i, _ in QUEUE]

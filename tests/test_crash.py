@@ -179,11 +179,11 @@ def test_sigkill_mid_fanout_then_resume_repeats_no_finished_work(muster_env: Mus
         for server, tool in [
             ("orders", "find_order"),
             ("orders", "refund_status"),
-            ("kb", "search_kb"),
+            ("kb", "get_article"),
             ("policy", "check_policy"),
         ]
     }
-    assert before == {"find_order": 1, "refund_status": 1, "search_kb": 1, "check_policy": 1}
+    assert before == {"find_order": 1, "refund_status": 1, "get_article": 1, "check_policy": 1}
 
     # The store knows the thread and that work is left.
     threads, status, _ = _read_store(muster_env.checkpoint_db, thread)
@@ -203,7 +203,7 @@ def test_sigkill_mid_fanout_then_resume_repeats_no_finished_work(muster_env: Mus
     # Finished workers' tools were not called again; only the unfinished branch re-ran.
     assert count_calls(muster_env.call_log, server="orders", tool="find_order") == 1
     assert count_calls(muster_env.call_log, server="orders", tool="refund_status") == 1
-    assert count_calls(muster_env.call_log, server="kb", tool="search_kb") == 1
+    assert count_calls(muster_env.call_log, server="kb", tool="get_article") == 1
     assert count_calls(muster_env.call_log, server="policy", tool="check_policy") == 2
 
     # Every report exactly once, one per packet, all ok; the answer is whole.

@@ -30,7 +30,7 @@ async def test_demo_with_broken_policy_is_degraded_and_names_the_fallback(
     billing = reports["billing"][0]
     assert billing.status == "ok"
     assert [f.tool for f in billing.findings] == ["orders.find_order", "orders.refund_status"]
-    assert "R. Okafor" in billing.findings[0].observation
+    assert "L. Moreau" in billing.findings[0].observation
 
     policy = reports["policy"][0]
     assert (policy.status, policy.reason) == ("failed", "budget")
@@ -38,7 +38,7 @@ async def test_demo_with_broken_policy_is_degraded_and_names_the_fallback(
     assert count_calls(muster_env.call_log, server="policy") >= 2
 
     comms = reports["comms"][0]
-    assert comms.status == "ok" and [f.tool for f in comms.findings] == ["kb.search_kb"]
+    assert comms.status == "ok" and [f.tool for f in comms.findings] == ["kb.get_article"]
 
     strategies = [(r.worker, r.strategy) for r in values["recoveries"]]
     assert ("policy", "fallback") in strategies
@@ -70,7 +70,7 @@ async def test_demo_with_healthy_policy_is_complete(muster_env: MusterEnv) -> No
     assert values["recoveries"] == []
     # Each finished worker called each of its tools exactly once.
     assert count_calls(muster_env.call_log, server="orders", tool="find_order") == 1
-    assert count_calls(muster_env.call_log, server="kb", tool="search_kb") == 1
+    assert count_calls(muster_env.call_log, server="kb", tool="get_article") == 1
 
 
 @pytest.mark.integration
@@ -118,7 +118,7 @@ async def test_exception_in_one_branch_keeps_siblings_and_reruns_only_that_branc
     # Siblings ran once: their server-side call counts did not double.
     assert count_calls(muster_env.call_log, server="orders", tool="find_order") == 1
     assert count_calls(muster_env.call_log, server="policy", tool="check_policy") == 1
-    assert count_calls(muster_env.call_log, server="kb", tool="search_kb") == 1
+    assert count_calls(muster_env.call_log, server="kb", tool="get_article") == 1
     assert [r.strategy for r in values["recoveries"]] == ["retry"]
     assert values["answer"].status == "complete"
 
@@ -199,7 +199,7 @@ def test_cli_demo_run_json_strict_msgpack_and_no_unregistered_warnings(
         for line in (muster_env.trace_dir / f"{thread}.jsonl").read_text().splitlines()
     ]
     step_events = [e for e in trace if e["event"] == "worker_step" and e.get("tool")]
-    assert {e["tool"] for e in step_events} >= {"orders.refund_status", "kb.search_kb"}
+    assert {e["tool"] for e in step_events} >= {"orders.refund_status", "kb.get_article"}
     assert all(
         {"thread_id", "run_id", "superstep", "worker", "packet", "outcome", "duration_ms"} <= set(e)
         for e in step_events

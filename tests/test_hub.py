@@ -222,6 +222,7 @@ async def test_connect_starts_every_server_and_catalogues_reads(hub: ToolHub) ->
     assert all(runs_our_python(pid) for pid in pids.values())
     names = [spec.name for spec in hub.specs(["orders.", "kb.", "policy."])]
     assert names == [
+        "kb.get_article",
         "kb.search_kb",
         "orders.find_order",
         "orders.refund_status",
@@ -268,10 +269,10 @@ async def test_allowlist_refusals_never_reach_a_server(
 @module_loop
 @pytest.mark.integration
 async def test_unknown_tool(hub: ToolHub) -> None:
-    result = await hub.call("orders.cancel_order", {}, ["orders."])
+    result = await hub.call("orders.delete_order", {}, ["orders."])
     assert result.outcome == CallOutcome.UNKNOWN_TOOL
     assert result.text == (
-        "ERROR: unknown tool 'orders.cancel_order'; known tools you may call: "
+        "ERROR: unknown tool 'orders.delete_order'; known tools you may call: "
         "orders.find_order, orders.refund_status"
     )
     result = await hub.call("nosuch.tool", {}, ["nosuch."])

@@ -31,7 +31,8 @@ def test_demo_ticket_plans_three_specialists_with_disjoint_belts() -> None:
         "Customer says order #12345 was charged twice. What happened and what can we do?", ROSTER
     )
     assert [p.recipient for p in packets] == ["billing", "policy", "comms"]
-    assert packets[0].inputs == {"order_id": "12345"}
+    assert packets[0].inputs == {"order_id": "12345", "intents": "duplicate_charge"}
+    assert packets[2].inputs == {"article_id": "KB-201"}
     assert packets[1].inputs == {"topic": "duplicate_charge"}
     belts = [set(p.tool_allow) for p in packets]
     assert belts[0] & belts[1] == set() and belts[1] & belts[2] == set()
@@ -111,3 +112,28 @@ def test_duplicate_ids_are_refused_and_dependents_follow_the_kept_duplicate() ->
     assert [p.id for p in result.packets] == ["k", "later"]
     assert result.packets[1].depends_on == ("k",)
     assert result.packets[1].attempt == 1  # retries are counted by recovery, not planners
+
+
+def test_every_intent_is_found_in_several_languages() -> None:
+    from graph.planners.rules import read_ticket
+
+    french = read_ticket(
+        "Bonjour, j'ai été débité deux fois pour ma commande n°12343 et le colis n'est "
+        "toujours pas arrivé !"
+    )
+    assert french.intents == ("duplicate_charge", "late_delivery")
+    assert french.order_ids == ("12343",) and french.language == "French"
+    german = read_ticket("Meine Bestellung 12350 ist kaputt angekommen, ich will mein Geld zurück")
+    assert "damaged_item" in german.intents and german.order_ids == ("12350",)
+    assert read_ticket("hello").intents == ()
+    assert read_ticket("Please cancel order #12344, I picked the wrong colour.").intents == (
+        "cancellation",
+    )
+
+
+def test_no_intent_plans_nothing_and_a_policy_question_needs_no_order() -> None:
+    assert plan_ticket("hello", ROSTER) == []
+    packets = plan_ticket("What is your returns policy for unused items?", ROSTER)
+    assert "billing" not in [p.recipient for p in packets]
+    own = plan_ticket("I was charged twice for my order", ROSTER)
+    assert own[0].recipient == "billing" and "order_id" not in own[0].inputs

@@ -395,9 +395,9 @@ async def test_shared_order_record_is_resolved_once_in_plan_for_every_packet_nee
     packets = {p.recipient: p for p in values["packets"]}
     facts = {worker: [f.call_id for f in p.facts] for worker, p in packets.items()}
     # Billing and policy need the order record (roster `needs`); comms does not.
-    assert facts == {"billing": ["shared-12345"], "policy": ["shared-12345"], "comms": []}
+    assert facts == {"billing": ["shared-12333"], "policy": ["shared-12333"], "comms": []}
     assert packets["billing"].facts == packets["policy"].facts
-    assert any("resolved order_record 12345 once" in note for note in values["plan_notes"])
+    assert any("resolved order_record 12333 once" in note for note in values["plan_notes"])
     # Fetched once, by the plan; billing did not fetch it again but cites it as evidence.
     assert count_calls(muster_env.call_log, server="orders", tool="find_order") == 1
     billing = by_worker(values["reports"])["billing"][0]

@@ -20,8 +20,10 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import mcp.types as types
 import pytest
 import pytest_asyncio
+from mcp.shared.exceptions import McpError
 
 from workers.hub import (
     CallOutcome,
@@ -32,6 +34,7 @@ from workers.hub import (
     load_servers_config,
     parse_servers_config,
 )
+from workers.hub.sessions import ServerConnection
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
 
@@ -209,6 +212,31 @@ async def test_allowlist_refusals_on_a_remote_server(
     result = await hub.call(name, {"text": "x", "order_id": "1"}, allow)
     assert result.outcome == CallOutcome.NOT_ALLOWED and not result.ok
     assert result.text.startswith("ERROR: tool ")
+
+
+@module_loop
+@pytest.mark.integration
+async def test_a_session_the_server_ended_is_reopened_on_next_use(
+    served: tuple[HttpServer, ToolHub], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the SDK reports when the server answers 404 for our session id (its idle timeout,
+    # or a restart behind the same URL): the request never ran. A hub of its own, so the
+    # shared one's restart count stays as the other tests expect.
+    server, _ = served
+    config = parse_servers_config({"mcpServers": {"remote": {"url": server.url}}})
+    async with await ToolHub.connect(config) as hub:
+        real_call = ServerConnection.call_tool
+
+        async def ended(*args: Any, **kwargs: Any) -> Any:
+            monkeypatch.setattr(ServerConnection, "call_tool", real_call)
+            raise McpError(types.ErrorData(code=32600, message="Session terminated"))
+
+        monkeypatch.setattr(ServerConnection, "call_tool", ended)
+        result = await hub.call("remote.echo", {"text": "x"}, ["remote."])
+        assert result.outcome == CallOutcome.UNAVAILABLE and "ended the session" in result.text
+        assert not hub.health()["remote"].up
+        result = await hub.call("remote.echo", {"text": "y"}, ["remote."])
+        assert result.ok and result.text == "y" and hub.health()["remote"].restarts == 1
 
 
 # --- a server that dies -------------------------------------------------------------------

@@ -399,7 +399,7 @@ async def test_search_kb(env: dict[str, Path]) -> None:
 @pytest.mark.integration
 async def test_kb_over_stdio(env: dict[str, Path], tmp_path: Path) -> None:
     async with stdio("kb", tmp_path / "err.txt") as s:
-        assert [t.name for t in (await s.list_tools()).tools] == ["search_kb"]
+        assert [t.name for t in (await s.list_tools()).tools] == ["search_kb", "get_article"]
         data = ok(await s.call_tool("search_kb", {"query": "pending double charge"}))
     assert data["results"][0]["id"] == "KB-201"
     assert count_calls(env["log"], server="kb") == 1

@@ -30,12 +30,14 @@ ORDER_WORDS = (
 
 _NUMBER_SIGN = r"(?:#|n[°º]\.?|n\.|no\.?|nr\.?|num(?:ber|[eé]ro)?\.?|number|id|nummer|n[uú]mero)"
 _INTRO = (
-    rf"(?:#\s*|\b(?:{'|'.join(ORDER_WORDS)})\b(?:\s+(?:{_NUMBER_SIGN}|de|du|number))*"
+    r"(?:\b(?:cancel|refund|return|track|check|annuler|stornieren|cancelar)\s+(?=\d)|"
+    rf"#\s*|\b(?:{'|'.join(ORDER_WORDS)})\b(?:\s+(?:{_NUMBER_SIGN}|de|du|number))*"
     rf"\s*(?:[:#]|{_NUMBER_SIGN})?\s*|\bn[°º]\s*)"
 )
 ORDER_ID = re.compile(rf"{_INTRO}(\d{{4,8}})\b(?![-/.,]\d)", re.IGNORECASE)
 """An order id as customers write it: `#12345`, `order 12345`, `order no. 12345`,
-`commande n°12345`, `Bestellung 12345`, `pedido 12345`; group 1 is the digits."""
+`commande n°12345`, `Bestellung 12345`, `pedido 12345`, or right after a verb that takes an
+order (`cancel 12345`); group 1 is the digits."""
 
 
 def find_order_ids(text: str) -> list[str]:

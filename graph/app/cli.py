@@ -3,7 +3,8 @@
 Each command validates its options once (`MusterOptions.from_args`) and cheap facts about
 the thread (it exists, it waits) before any server starts; then it opens the runtime, runs
 the thread with signal draining (`SignalDrain`), prints through `graph.app.render` and
-returns an `ExitCode` (`muster --help` lists them). `muster batch` lives in `graph.app.batch`.
+returns an `ExitCode` (`muster --help` lists them). `muster batch` lives in `graph.app.batch`,
+`muster eval` in `graph.app.eval`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from checkpoints.audit import AuditLog
 from checkpoints.saver import resolve_db_path
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
 from graph.app.batch import add_batch_parser, cmd_batch
+from graph.app.eval import add_eval_parser, cmd_eval
 from graph.app.options import ExitCode, MusterOptions, add_run_options, add_store_options
 from graph.app.render import Progress, print_result, print_thread, print_threads
 from graph.app.runtime import MusterRuntime, open_runtime, open_store, stream_run
@@ -241,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     clarify.add_argument("thread")
     clarify.add_argument("answer")
     add_batch_parser(commands, [common, running])
+    add_eval_parser(commands)
     show = commands.add_parser(
         "show", parents=[common], help="a thread's history, reports and tool calls"
     )
@@ -256,6 +259,7 @@ COMMANDS = {
     "threads": cmd_threads,
     "show": cmd_show,
     "batch": cmd_batch,
+    "eval": cmd_eval,
 }
 
 

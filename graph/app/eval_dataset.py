@@ -32,6 +32,7 @@ from pydantic_evals.reporting import EvaluationReport, ReportCase, ReportCaseFai
 from checkpoints.threads import thread_config, waiting_on
 from graph.app.eval_fields import (
     FIELDS,
+    HONEST_STATUS,
     EvalTicket,
     Field,
     Scored,
@@ -46,8 +47,6 @@ from graph.app.runtime import Graph, MusterRuntime, open_runtime, stream_run
 
 LABELS_TODAY = "2025-04-24"
 """The orders system's "today" that evals/LABELS.md computes every window from."""
-HONEST_STATUS = "honest_status"
-"""The assertion that the answer is not `complete` while an intent is unaddressed."""
 
 EvalReport = EvaluationReport[str, Scored, str]
 """What `Dataset.evaluate` returns for these cases."""
@@ -101,17 +100,25 @@ def build_dataset(name: str, tickets: list[EvalTicket]) -> Dataset[str, Scored, 
     )
 
 
+@dataclass
+class Tally:
+    """How many cases have finished, of how many."""
+
+    done: int
+    total: int
+
+
 class CaseProgress(CaseLifecycle[str, Scored, str]):
     """Prints one line to `out` as each case finishes: `[12/83] bf-05  misses: kb_ids`."""
 
-    def __init__(self, case: Case[str, Scored, str], out: TextIO, counter: list[int]) -> None:
+    def __init__(self, case: Case[str, Scored, str], out: TextIO, tally: Tally) -> None:
         super().__init__(case)
-        self.out, self.counter = out, counter
+        self.out, self.tally = out, tally
 
     async def teardown(
         self, result: ReportCase[str, Scored, str] | ReportCaseFailure[str, Scored, str] | None
     ) -> None:
-        self.counter[0] += 1
+        self.tally.done += 1
         if isinstance(result, ReportCase):
             misses = [name for name, a in result.assertions.items() if a.value is not True]
             misses += [f.name for f in result.evaluator_failures]
@@ -120,7 +127,7 @@ class CaseProgress(CaseLifecycle[str, Scored, str]):
             status = status if error or misses else "all right"
         else:
             status = f"error: {result.error_message}" if result else "cancelled"
-        print(f"[{self.counter[0]}/{self.counter[1]}] {self.case.name}  {status}", file=self.out)
+        print(f"[{self.tally.done}/{self.tally.total}] {self.case.name}  {status}", file=self.out)
         self.out.flush()
 
 
@@ -185,7 +192,7 @@ async def evaluate_tickets(
     """Run every ticket through Muster on one runtime, at most `concurrency` at a time, and
     score it; `options.db` is replaced by a temporary store."""
     dataset = build_dataset(name, tickets)
-    counter = [0, len(tickets)]
+    tally = Tally(0, len(tickets))
     with (
         tempfile.TemporaryDirectory(prefix="muster-eval-") as tmp,
         isolated_environment(Path(tmp)),
@@ -209,5 +216,5 @@ async def evaluate_tickets(
                 name=name,
                 max_concurrency=concurrency,
                 progress=False,
-                lifecycle=lambda case: CaseProgress(case, progress, counter),
+                lifecycle=lambda case: CaseProgress(case, progress, tally),
             )

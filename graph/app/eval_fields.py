@@ -35,6 +35,9 @@ FIELDS: tuple[Field, ...] = (
 """The scored fields, in the order the tables show them."""
 TARGETS: dict[Field, float] = {"intents": 0.95, "workers": 0.95, "policy_ids": 0.90, "actions": 1.0}
 """The share of tickets each field must get right (from the issue); the others have none."""
+HONEST_STATUS = "honest_status"
+"""The assertion that the answer is not `complete` while an intent is unaddressed (target:
+no such ticket)."""
 
 RECOVERY_PACKET = re.compile(r"-via-|-escalated")
 """Ids of packets that recovery wrote (a reassignment, an escalation), not the planner."""

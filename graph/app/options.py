@@ -2,9 +2,10 @@
 
 `MusterOptions` is validated once, before any server starts, and every entry point builds it
 the same way: the CLI and `muster batch` from their flags (`MusterOptions.from_args`), Studio
-and the notebook from keywords (`MusterOptions.resolve`). The environment fallbacks live here
-and nowhere else: `MUSTER_DB`, `MUSTER_SERVERS`, `MUSTER_MODEL` (and `MUSTER_ROSTER`, read by
-`load_roster`).
+and the notebook from keywords (`MusterOptions.resolve`). The run's environment fallbacks are
+resolved here and nowhere else: `MUSTER_DB` (through `resolve_db_path`), `MUSTER_SERVERS`,
+`MUSTER_MODEL`, and `MUSTER_ROSTER` (through `load_roster`). Studio's own run-data folder,
+`MUSTER_STUDIO_DIR`, is Studio's (graph/app/studio.py).
 
 `ExitCode` is the table every command documents and returns. `add_store_options` and
 `add_run_options` declare the flags that `run`, `resume`, `approve`, `clarify` and `batch`

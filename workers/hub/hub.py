@@ -68,6 +68,9 @@ __all__ = [
 
 # mcp.shared.session raises McpError(code=httpx.codes.REQUEST_TIMEOUT) when read_timeout hits.
 _SDK_TIMEOUT_CODE = 408
+# The streamable HTTP client answers a request with this when the server no longer knows the
+# session (HTTP 404: its idle timeout, or a restart behind the same URL); nothing ran.
+_SESSION_ENDED = (32600, "Session terminated")
 # Extra time our own guard allows beyond the SDK timeout; it only fires if sending the request
 # itself blocks (e.g. a wedged server whose stdin pipe is full), which the SDK does not time.
 _GUARD_S = 2.0
@@ -387,6 +390,9 @@ class ToolHub:
                 return self._result(name, CallOutcome.TIMEOUT, timed_out, started)
             if exc.error.code == types.CONNECTION_CLOSED:
                 conn.mark_down(f"server '{server}' closed the connection")
+                return self._unavailable(name, conn, started)
+            if (abs(exc.error.code), exc.error.message) == _SESSION_ENDED:
+                conn.mark_down(f"server '{server}' ended the session; a new one opens on next use")
                 return self._unavailable(name, conn, started)
             text = f"ERROR: {name}: {exc.error.message}"
             return self._result(name, CallOutcome.TOOL_ERROR, text, started)

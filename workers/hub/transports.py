@@ -58,7 +58,7 @@ def connection_for(
     Raises ServersConfigError if a header names an environment variable that is not set.
     """
     if isinstance(config, RemoteServerConfig):
-        headers = config.resolved_headers(environ, server=server)
+        resolved = config.resolved_headers(environ, server=server)
 
         def factory(
             headers: dict[str, str] | None = None,
@@ -71,12 +71,12 @@ def connection_for(
 
         if config.transport == "sse":
             return SSEConnection(
-                transport="sse", url=config.url, headers=headers, httpx_client_factory=factory
+                transport="sse", url=config.url, headers=resolved, httpx_client_factory=factory
             )
         return StreamableHttpConnection(
             transport="streamable_http",
             url=config.url,
-            headers=headers,
+            headers=resolved,
             httpx_client_factory=factory,
         )
     return StdioConnection(

@@ -1,0 +1,164 @@
+"""`muster eval DATASET`: run labelled tickets through Muster and say how often it got each
+field right.
+
+The labels (`evals/LABELS.md`) name, per ticket, the intents, the workers the planner should
+send packets to, the policy and KB ids the reports should cite, the actions that should be
+proposed (tool and arguments), and the answer's status and needs_human. The command prints,
+per field, how many tickets were right against the targets (intents and workers 95%, policy
+ids 90%, actions 100%), how many were marked `complete` while an intent is unaddressed
+(target 0), and a table of every miss; progress goes to stderr as tickets finish.
+
+The scoring is pydantic-evals (`graph.app.eval_dataset`); it is imported only when an eval
+runs, because it brings pydantic-ai along and adds seconds to every other `muster` command.
+The run is isolated: one runtime over a temporary checkpoint store and orders database.
+
+Exit code: 0 for a finished eval; with `--check`, 1 if any target is missed; 2 for a bad
+dataset or bad options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from graph.app.eval_fields import EvalTicket, load_eval_tickets
+from graph.app.eval_report import eval_json, print_eval, scored_tickets, summarize_eval
+from graph.app.options import MusterOptions, model_name, positive_int
+from workers.errors import ConfigError
+
+DEFAULT_CONCURRENCY = 8
+"""Tickets running at once unless `--concurrency` says otherwise."""
+MAX_CONCURRENCY = 64
+"""The most `--concurrency` accepts."""
+TARGETS_MISSED = 1
+"""The exit code of `muster eval --check` when a target is missed."""
+
+
+def add_eval_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `muster eval` (it takes no --db: every eval runs on a temporary store)."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="score Muster on a labelled ticket set (per field, with a table of misses)",
+        description="Run every labelled ticket of DATASET (JSONL; evals/LABELS.md has the "
+        "format) on a temporary store and orders database, and print per field how often "
+        "Muster got it right, against the targets. Exit 0 when the eval finished; with "
+        "--check, 1 if a target is missed; 2 for a bad dataset or option.",
+    )
+    parser.add_argument("dataset", help="the labelled tickets (JSONL), e.g. evals/tickets.jsonl")
+    parser.add_argument(
+        "--model",
+        help="offline, offline:<ms> or provider:model (default: $MUSTER_MODEL, else offline)",
+    )
+    parser.add_argument(
+        "--planner",
+        choices=["rules", "llm"],
+        default="rules",
+        help="rules: the deterministic ticket planner; llm: --model plans (structured output)",
+    )
+    parser.add_argument(
+        "--servers",
+        help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=DEFAULT_CONCURRENCY,
+        metavar="N",
+        help=f"tickets running at once (default: {DEFAULT_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", help="also write the scores and every ticket's result here"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if any target is missed (for CI)"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvalOptions:
+    """`muster eval` arguments, validated before any server starts."""
+
+    path: Path
+    """The labelled tickets file."""
+    tickets: list[EvalTicket]
+    """Its tickets, in file order."""
+    run: MusterOptions
+    """How each ticket runs (`--model`, `--planner`, `--servers`); its db is replaced."""
+    concurrency: int
+    """Tickets running at once (`--concurrency`)."""
+    json_out: Path | None
+    """Where `--json` writes the results, if given."""
+    check: bool
+    """Exit 1 when a target is missed (`--check`)."""
+
+
+def _json_path(given: str | None, dataset: Path) -> Path | None:
+    if not given:
+        return None
+    out = Path(given).expanduser()
+    if out.exists() and out.resolve() == dataset.resolve():
+        raise ConfigError(f"--json {out} is the dataset itself; choose another path")
+    if out.is_dir():
+        raise ConfigError(f"--json {out} is a directory; give a file path")
+    if not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
+        raise ConfigError(f"--json {out}: folder {out.parent} is missing or not writable")
+    return out
+
+
+def eval_options(args: argparse.Namespace) -> EvalOptions:
+    """Validate the arguments and read the dataset (raises `ConfigError`, exit 2)."""
+    if args.concurrency > MAX_CONCURRENCY:
+        raise ConfigError(f"--concurrency must be at most {MAX_CONCURRENCY}")
+    path = Path(args.dataset).expanduser()
+    return EvalOptions(
+        path=path,
+        tickets=load_eval_tickets(path),
+        run=MusterOptions.from_args(args),
+        concurrency=args.concurrency,
+        json_out=_json_path(args.json, path),
+        check=bool(args.check),
+    )
+
+
+async def cmd_eval(args: argparse.Namespace) -> int:
+    """`muster eval DATASET [--model M] [--planner P] [--json FILE] [--check]`."""
+    opts = eval_options(args)
+    # pydantic-evals (and pydantic-ai with it) takes seconds to import: only evals pay for it.
+    from graph.app.eval_dataset import evaluate_tickets
+
+    started = time.monotonic()
+    model, planner = model_name(args.model), args.planner
+    print(
+        f"muster eval {opts.path}: {len(opts.tickets)} tickets, model {model}, planner "
+        f"{planner}, {opts.concurrency} at a time",
+        file=sys.stderr,
+    )
+    report = await evaluate_tickets(
+        opts.path.stem,
+        opts.tickets,
+        opts.run,
+        concurrency=opts.concurrency,
+        progress=sys.stderr,
+    )
+    results = scored_tickets(report, opts.tickets)
+    summary = summarize_eval(results)
+    wall_s = time.monotonic() - started
+    print(
+        f"muster eval {opts.path}: {len(results)} tickets, model {model}, planner {planner}, "
+        f"{wall_s:.1f} s\n"
+    )
+    print_eval(summary, results, sys.stdout)
+    if opts.json_out is not None:
+        header = {
+            "dataset": str(opts.path),
+            "model": model,
+            "planner": planner,
+            "wall_s": round(wall_s, 1),
+        }
+        opts.json_out.write_text(eval_json(summary, results, header), encoding="utf-8")
+        print(f"\nresults written to {opts.json_out}")
+    return TARGETS_MISSED if opts.check and not summary.targets_met else 0

@@ -1,0 +1,91 @@
+"""The import rules of the house, checked with `ast`: the data flows one way.
+
+`graph` (the supervisor) uses `workers`; `workers` use the hub; the hub reaches `servers` only
+over MCP. The shell (`graph/app`) uses the supervisor, never the other way round. One
+exception on purpose: the graph imports `servers.approval`, the orders server's published
+approval-token format.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module a file imports (absolute imports only; the project uses no relative)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def modules(package: str) -> dict[str, set[str]]:
+    """`{file: imports}` for every Python file under a top-level package."""
+    return {
+        str(path.relative_to(ROOT)): imports_of(path)
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+
+
+def offenders(
+    package: str, forbidden: tuple[str, ...], allowed: tuple[str, ...] = ()
+) -> list[tuple[str, str]]:
+    return [
+        (name, module)
+        for name, found in modules(package).items()
+        for module in sorted(found)
+        if module.startswith(forbidden) and not module.startswith(allowed)
+    ]
+
+
+def test_servers_import_nothing_of_ours() -> None:
+    assert offenders("servers", ("graph", "workers", "checkpoints")) == []
+
+
+def test_workers_never_import_the_graph_or_the_store() -> None:
+    assert offenders("workers", ("graph", "checkpoints", "servers")) == []
+
+
+def test_the_hub_imports_no_other_worker_module() -> None:
+    bad = [
+        (name, module)
+        for name, found in modules("workers").items()
+        if name.startswith("workers/hub/")
+        for module in found
+        if module.startswith("workers.")
+        and not module.startswith(("workers.hub", "workers.errors", "workers.contracts"))
+    ]
+    assert bad == []
+
+
+def test_the_supervisor_never_imports_the_shell() -> None:
+    bad = [
+        (name, module)
+        for name, found in modules("graph").items()
+        if not name.startswith("graph/app/")
+        for module in found
+        if module == "graph.app" or module.startswith("graph.app.")
+    ]
+    assert bad == []
+
+
+def test_the_graph_reaches_servers_only_through_the_token_format() -> None:
+    assert offenders("graph", ("servers",), allowed=("servers.approval",)) == []
+
+
+def test_checkpoints_never_import_the_graph() -> None:
+    assert offenders("checkpoints", ("graph", "servers")) == []
+
+
+def test_the_rules_catch_a_violation(tmp_path: Path) -> None:
+    """The checker itself can fail: a file importing the shell is found."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("from graph.app.cli import main\nimport servers.orders\n", encoding="utf-8")
+    assert imports_of(bad) == {"graph.app.cli", "servers.orders"}
