@@ -22,6 +22,7 @@ from langgraph.types import Command
 from graph.dispatch import send_packets
 from graph.facts import resolve_shared_facts
 from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S
+from graph.planners.intents import BY_NAME, TicketReading
 from graph.planners.rules import read_ticket
 from graph.services import Services, services_for
 from graph.state import MusterState, ready_packets
@@ -52,6 +53,8 @@ async def plan(
     if inspect.isawaitable(planned):  # an LLM planner must not block the event loop
         planned = await planned
     validated = validate_plan(planned, services.roster)
+    reading = read_ticket(state["request"])
+    validated.packets = [with_intents(p, reading, services.roster) for p in validated.packets]
     order_ids = find_order_ids(state["request"]) + [
         p.inputs["order_id"] for p in validated.packets if "order_id" in p.inputs
     ]
@@ -60,7 +63,6 @@ async def plan(
     )
     packets = shared.packets
     notes = validated.notes + shared.notes
-    reading = read_ticket(state["request"])
     services.trace_node(
         "plan",
         outcome="ok",
@@ -86,6 +88,19 @@ async def plan(
     if not first_wave:
         return Command(update=update, goto="collect")
     return Command(update=update, goto=send_packets(first_wave, after_plan, services))
+
+
+def with_intents(packet: Handoff, reading: TicketReading, roster: Roster) -> Handoff:
+    """A packet whose worker may propose actions carries the ticket's order-bound intents
+    (`intents`), whoever planned it: the proposal rules decide from them, and an LLM plan
+    that leaves them out must not silently lose the refund a settled duplicate is owed."""
+    spec = roster.get(packet.recipient)
+    if spec is None or not spec.proposes or "intents" in packet.inputs:
+        return packet
+    order_bound = [i for i in reading.intents if BY_NAME[i].needs_order]
+    if not order_bound:
+        return packet
+    return packet.model_copy(update={"inputs": {**packet.inputs, "intents": ",".join(order_bound)}})
 
 
 def _within(entry: str, privileges: Sequence[str]) -> bool:

@@ -39,11 +39,6 @@ from workers.contracts import (
 )
 
 
-def summarize_observation(finding: Finding, *, limit: int = 320) -> str:
-    """A one-line summary of a tool observation (see `summarize_text`)."""
-    return summarize_text(finding.observation, limit=limit)
-
-
 def summarize_text(text: str, *, limit: int = 320) -> str:
     """A one-line summary of a tool result: scalar fields of a JSON object, result titles
     of a search, or the text itself."""
@@ -68,27 +63,6 @@ def summarize_text(text: str, *, limit: int = 320) -> str:
     else:
         summary = " ".join(text.split())
     return summary if len(summary) <= limit else summary[: limit - 1] + "…"
-
-
-def _report_lines(report: Report, shown: set[str]) -> list[str]:
-    """The answer's lines for one report; a shared fact (one call, given to several workers)
-    is shown once, under the first report that carries it."""
-    if report.fallback:
-        return [f"- {report.worker} (FALLBACK): {report.note}"]
-    if report.status == "failed":
-        last_line = report.note.splitlines()[-1] if report.note else ""
-        return [f"- {report.worker} FAILED ({report.reason}): {last_line}"]
-    shared = [f for f in report.findings if f.call_id.startswith(SHARED_CALL_PREFIX)]
-    own = [f for f in report.findings if f not in shared]
-    lines = [
-        f"- shared fact: {f.tool} → {summarize_observation(f)}"
-        for f in shared
-        if f.call_id not in shown
-    ]
-    shown.update(f.call_id for f in shared)
-    if not own:  # nothing observed by this worker itself: its note is what it adds
-        return lines + [f"- {report.worker}: {' '.join(report.note.split())[:600]}"]
-    return lines + [f"- {report.worker}: {f.tool} → {summarize_observation(f)}" for f in own]
 
 
 def _args(args: dict[str, Any]) -> str:
@@ -257,9 +231,13 @@ def compose_answer(state: MusterState) -> Answer:
     seen_calls: set[str] = set()
     for report in usable:
         for finding in report.findings:
-            if finding.call_id in seen_calls:  # a shared fact, given to several workers
+            # A shared fact (one supervisor call, given to several workers) is shown once;
+            # workers' own call ids are unique only within their packet.
+            shared = finding.call_id.startswith(SHARED_CALL_PREFIX)
+            key = finding.call_id if shared else f"{report.packet_id}/{finding.call_id}"
+            if key in seen_calls:
                 continue
-            seen_calls.add(finding.call_id)
+            seen_calls.add(key)
             evidence.append(_evidence_line(f"{report.packet_id}/{finding.id}", finding))
     customer = next(iter(resolver.facts.orders.values()), None)
     greeting = f"Hello {customer.data.get('customer')}," if customer else "Hello,"

@@ -16,7 +16,7 @@ from pydantic import BaseModel, SecretStr
 from graph.app.runtime import open_runtime, stream_run
 from graph.planners.llm import make_llm_planner, planner_prompt
 from servers.call_log import count_calls, read_calls
-from tests.conftest import DEMO_TICKET, MusterEnv, by_worker
+from tests.conftest import MusterEnv, by_worker
 from tests.fixtures.openai_server import FINAL, RunningServer, serve_openai
 from workers.control_tools import ASK_CLARIFICATION, DECLINE_TASK, PROPOSE_ACTION
 from workers.errors import PlanError, UnknownModelError
@@ -27,7 +27,9 @@ from workers.tool_names import to_model_name
 CONTROL = {ASK_CLARIFICATION, DECLINE_TASK}
 BILLING_TOOLS = {"orders__find_order", "orders__refund_status", *CONTROL, PROPOSE_ACTION}
 POLICY_TOOLS = {"policy__check_policy", *CONTROL}
-COMMS_TOOLS = {"kb__search_kb", *CONTROL}
+PROVIDER_TICKET = "Customer says order #12333 was charged twice. What happened and what can we do?"
+"""The reference ticket; the scripted plan names no intents, so billing proposes nothing."""
+COMMS_TOOLS = {"kb__search_kb", "kb__get_article", *CONTROL}
 
 
 def packet(
@@ -43,7 +45,7 @@ def packet(
 
 
 BILLING = packet(
-    "billing", "Establish the charges and refund status of order 12345.", {"order_id": "12345"}
+    "billing", "Establish the charges and refund status of order 12333.", {"order_id": "12333"}
 )
 PLAN = {
     "packets": [
@@ -61,7 +63,7 @@ PLAN = {
 WORKERS: dict[str, list[Any]] = {
     # Billing is given the order record as a shared fact (resolved once by the plan), so it
     # only asks for the refund status.
-    "billing": [[("orders__refund_status", {"order_id": "12345"})], FINAL],
+    "billing": [[("orders__refund_status", {"order_id": "12333"})], FINAL],
     "policy": [[("policy__check_policy", {"topic": "duplicate_charge"})], FINAL],
     "comms": [[("kb__search_kb", {"query": "duplicate charge refund"})], FINAL],
 }
@@ -84,7 +86,9 @@ def chat_model(server: RunningServer) -> ChatOpenAI:
     )
 
 
-async def run(env: MusterEnv, server: RunningServer, request: str = DEMO_TICKET) -> dict[str, Any]:
+async def run(
+    env: MusterEnv, server: RunningServer, request: str = PROVIDER_TICKET
+) -> dict[str, Any]:
     chat = chat_model(server)
     async with open_runtime(
         db=env.checkpoint_db, models=lambda worker: chat, planner=make_llm_planner(chat)
@@ -108,16 +112,17 @@ async def test_ticket_end_to_end_through_chat_openai(
     assert response_format["type"] == "json_schema"
     assert response_format["json_schema"]["name"] == "Plan"
     assert response_format["json_schema"]["strict"] is True
-    assert planner.body["messages"][-1] == {"role": "user", "content": DEMO_TICKET}
+    assert planner.body["messages"][-1] == {"role": "user", "content": PROVIDER_TICKET}
     assert planner.body["messages"][0]["content"] == planner_prompt(load_roster())
     assert "tools" not in planner.body
     assert [p.id for p in values["packets"]] == ["billing-1", "policy-3", "comms-4"]
     assert values["plan_notes"] == [
         "dropped billing-2: duplicate of billing-1",
-        "resolved order_record 12345 once for 2 packet(s)",  # billing and policy need it
+        "resolved order_record 12333 once for 2 packet(s)",  # billing and policy need it
     ]
     billing_packet = values["packets"][0]
-    assert billing_packet.inputs == {"order_id": "12345"}
+    # The supervisor adds the ticket's intents to a packet whose worker may propose actions.
+    assert billing_packet.inputs == {"order_id": "12333", "intents": "duplicate_charge"}
     assert billing_packet.tool_allow == ("orders.find_order", "orders.refund_status")
     assert values["packets"][2].depends_on == ("policy-3",)
 
@@ -129,7 +134,7 @@ async def test_ticket_end_to_end_through_chat_openai(
         for exchange in turns:
             assert exchange.status == 200, exchange.reply
             assert set(exchange.tool_names) == belt, worker
-            assert DEMO_TICKET not in exchange.text  # clean context: the packet only
+            assert PROVIDER_TICKET not in exchange.text  # clean context: the packet only
     find_order = script.of_kind("worker:billing")[0].tool_schema("orders__find_order")
     assert find_order["parameters"]["required"] == ["order_id"]
     # The dependent packet ran after the packet it depends on.
@@ -151,10 +156,10 @@ async def test_ticket_end_to_end_through_chat_openai(
     assert billing.status == "ok", billing.note
     assert [f.tool for f in billing.findings] == ["orders.find_order", "orders.refund_status"]
     assert [r.tool for r in billing.tool_calls] == ["orders.refund_status"]
-    assert [f.call_id for f in billing.findings] == ["shared-12345", "call_billing_0_0"]
+    assert [f.call_id for f in billing.findings] == ["shared-12333", "call_billing_0_0"]
     first_turn = script.of_kind("worker:billing")[0]
     assert '"tool": "orders__find_order"' in first_turn.text  # the shared fact, as shown
-    assert "call_billing_0_0" in billing.note and "12345" in billing.note
+    assert "call_billing_0_0" in billing.note and "12333" in billing.note
     assert billing.tokens == sum(e.usage["total_tokens"] for e in script.of_kind("worker:billing"))
     assert billing.steps_used == 2
 
@@ -162,7 +167,7 @@ async def test_ticket_end_to_end_through_chat_openai(
     assert values["unverified"] == []
     assert answer.status == "complete", answer.text
     assert not answer.degraded
-    assert "12345" in answer.text
+    assert "12333" in answer.text
 
 
 @pytest.mark.integration
@@ -176,11 +181,11 @@ async def test_unknown_alias_is_refused_by_the_hub(
     script.workers = {
         "billing": [
             [
-                ("orders__issue_refund", {"order_id": "12345", "amount_cents": 1}),  # not offered
+                ("orders__issue_refund", {"order_id": "12333", "amount_cents": 1}),  # not offered
                 ("kb__search_kb", {"query": "refund"}),  # another worker's tool
-                ("Orders__find_order", {"order_id": "12345"}),  # no case folding
+                ("Orders__find_order", {"order_id": "12333"}),  # no case folding
             ],
-            [("orders__find_order", {"order_id": "12345"})],
+            [("orders__find_order", {"order_id": "12333"})],
             FINAL,
         ]
     }
@@ -238,7 +243,7 @@ async def test_planner_failure_is_a_plan_error(openai_server: RunningServer) -> 
     )
     planner = make_llm_planner(chat)
     with pytest.raises(PlanError, match="AuthenticationError"):
-        await planner(DEMO_TICKET, load_roster())
+        await planner(PROVIDER_TICKET, load_roster())
 
 
 async def test_strict_schema_refuses_a_dict_field(openai_server: RunningServer) -> None:
@@ -344,7 +349,7 @@ def test_cli_runs_a_ticket_on_a_provider_model_and_llm_planner(
     openai_server.script.workers = WORKERS
     result = muster_env.cli(
         "run",
-        DEMO_TICKET,
+        PROVIDER_TICKET,
         "--model",
         "openai:gpt-test",
         "--planner",
@@ -362,6 +367,6 @@ def test_cli_runs_a_ticket_on_a_provider_model_and_llm_planner(
 
 @pytest.mark.slow
 def test_cli_llm_planner_refuses_the_offline_model(muster_env: MusterEnv) -> None:
-    result = muster_env.cli("run", DEMO_TICKET, "--planner", "llm")
+    result = muster_env.cli("run", PROVIDER_TICKET, "--planner", "llm")
     assert result.returncode == 2
     assert "needs a provider model" in result.stderr
