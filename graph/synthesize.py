@@ -18,6 +18,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from graph.answer_writer import write_with_model
 from graph.facts import SHARED_CALL_PREFIX
 from graph.facts_read import money, read_facts
 from graph.resolve import Resolver, proposals_from
@@ -37,6 +38,7 @@ from workers.contracts import (
     ProposedAction,
     Report,
 )
+from workers.models import writes_prose
 
 
 def summarize_text(text: str, *, limit: int = 320) -> str:
@@ -256,18 +258,24 @@ def compose_answer(state: MusterState) -> Answer:
         open_questions=resolution.open_questions,
         evidence=evidence,
     )
+    return with_text(answer, state)
+
+
+def with_text(answer: Answer, state: MusterState) -> Answer:
+    """The answer with its terminal text rendered from its parts and the state."""
+    usable = [r for r in current_reports(state.get("reports") or []).values() if r.status == "ok"]
     policies = [
         f"{p.data.get('policy_id')}"
         + (f" (cached snapshot {p.data.get('snapshot')})" if p.fallback else "")
         + f": {p.data.get('text')}"
-        for p in resolver.facts.policies.values()
+        for p in read_facts(usable).policies.values()
     ]
     text = render_text(
         answer,
         request=state["request"],
         policies=policies,
-        action_lines=[_action_line(a) for a in actions],
-        recovery_lines=[f"- {r.strategy}: {r.detail}" for r in recoveries],
+        action_lines=[_action_line(a) for a in latest_actions(state).values()],
+        recovery_lines=[f"- {r.strategy}: {r.detail}" for r in state.get("recoveries") or []],
     )
     return answer.model_copy(update={"text": text})
 
@@ -335,6 +343,10 @@ async def synthesize(state: MusterState, runtime: Runtime[Services]) -> dict[str
     """Write the answer."""
     answer = compose_answer(state)
     services = await services_for(runtime)
+    model = services.models("synthesizer")
+    if writes_prose(model):
+        reports = list(current_reports(state.get("reports") or []).values())
+        answer = with_text(await write_with_model(model, answer, reports), state)
     services.trace_node(
         "synthesize",
         outcome=answer.status,

@@ -47,7 +47,7 @@ def _cents(amount: str) -> int:
     return round(float(amount.lstrip("$").replace(",", "")) * 100)
 
 
-def _supported(token: str, observations: Sequence[str]) -> bool:
+def is_supported(token: str, observations: Sequence[str]) -> bool:
     """A date or id must appear whole; an amount must equal one stated in an observation, as
     dollars ($129.00) or as cents (12900)."""
     if not token.startswith("$"):
@@ -92,7 +92,7 @@ def unsupported_claims(report: Report, *, had_tools: bool = True) -> list[str]:
             problems.append(f"{report.worker}: claim cites no finding: {short!r}")
             continue
         observations = [f.observation for f in cited]
-        missing = [t for t in tokens if not _supported(t, observations)]
+        missing = [t for t in tokens if not is_supported(t, observations)]
         if missing:
             problems.append(
                 f"{report.worker}: {', '.join(missing)} in {short!r} appear in no cited observation"

@@ -370,3 +370,64 @@ def test_cli_llm_planner_refuses_the_offline_model(muster_env: MusterEnv) -> Non
     result = muster_env.cli("run", PROVIDER_TICKET, "--planner", "llm")
     assert result.returncode == 2
     assert "needs a provider model" in result.stderr
+
+
+async def test_a_provider_model_writes_the_answer_and_unsupported_claims_are_removed(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    script = openai_server.script
+    script.plan = PLAN
+    script.workers = WORKERS
+    honest = "L. Moreau was charged $89.00 twice for order 12333 on 2025-03-02."
+    invented = "Order 12333 was refunded $500.00 on 2026-01-01."
+    script.answer = {
+        "summary": [
+            {"text": honest, "cites": ["billing-1/F1"]},
+            {"text": invented, "cites": ["billing-1/F1"]},
+            {"text": "The customer is a loyal member since 2019.", "cites": ["nowhere/F9"]},
+        ],
+        "customer_reply": "Hello L. Moreau, the duplicate charge on order 12333 was refunded.",
+    }
+
+    values = await run(muster_env, openai_server)
+
+    (writer,) = script.of_kind("writer")
+    assert writer.body["response_format"]["json_schema"]["strict"] is True
+    sent = json.loads(writer.body["messages"][-1]["content"])
+    assert {f["id"] for f in sent["findings"]} >= {"billing-1/F1", "billing-1/F2"}
+    answer = values["answer"]
+    assert answer.written_by == "model"
+    assert [c.text for c in answer.summary] == [honest]
+    assert answer.customer_reply.startswith("Hello L. Moreau, the duplicate charge")
+    removed = [r for r in answer.degraded_reasons if r.startswith("unverified claim removed")]
+    assert len(removed) == 2 and "$500.00" in removed[0] and "2026-01-01" in removed[0]
+    summary_part = answer.text.split("DEGRADED")[0]  # removed claims are named only there
+    assert answer.degraded and invented not in summary_part and honest in summary_part
+
+
+async def test_a_model_reply_with_an_invented_amount_is_replaced_by_the_composed_one(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    script = openai_server.script
+    script.plan = PLAN
+    script.workers = WORKERS
+    script.answer = {"summary": [], "customer_reply": "We will refund you $1,000.00 today."}
+
+    answer = (await run(muster_env, openai_server))["answer"]
+
+    assert "$1,000.00" not in answer.customer_reply and answer.customer_reply
+    assert any("$1,000.00" in r for r in answer.degraded_reasons)
+
+
+async def test_a_failing_answer_writer_leaves_the_composed_answer_and_says_so(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    script = openai_server.script
+    script.plan = PLAN
+    script.workers = WORKERS
+    script.answer = None  # the provider answers 500
+
+    answer = (await run(muster_env, openai_server))["answer"]
+
+    assert answer.written_by == "rules" and answer.summary and answer.customer_reply
+    assert any("could not write the answer" in r for r in answer.degraded_reasons)

@@ -286,6 +286,8 @@ class Answer(BaseModel):
     """What is still open and who must answer it."""
     evidence: list[str] = Field(default_factory=list)
     """The observations behind the answer, readable, one line each, with their citation."""
+    written_by: Literal["rules", "model"] = "rules"
+    """Who wrote the summary and the reply: composed by code, or a model (then checked)."""
 
 
 CHECKPOINTED_TYPES: tuple[type[BaseModel], ...] = (

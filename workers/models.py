@@ -341,3 +341,9 @@ def load_model_factory(name: str) -> ModelFactory:
         detail = " ".join(str(error).split())  # one line: the CLI prints errors on one line
         raise UnknownModelError(f"cannot build model {name!r}: {detail}") from None
     return lambda worker: model
+
+
+def writes_prose(model: BaseChatModel) -> bool:
+    """True for a real model, which may write the answer's prose (then checked by code);
+    Muster's own offline and scripted models leave the answer to the deterministic composer."""
+    return not isinstance(model, _ToolBindingModel)

@@ -1,0 +1,139 @@
+"""A provider model writes the answer's prose; code checks every claim before it is kept.
+
+With a real model (not Muster's offline or scripted ones), `synthesize` asks it, through
+structured output (`AnswerDraft`), for the summary and the reply to the customer, from the
+reports only: the findings with their citations, the workers' conclusions, and the
+resolution steps code already decided (actions, approval states, open points stay code's:
+a model never decides what is done with money). Then the same checks `verify` applies to a
+worker's note apply here (`graph.verify.is_supported`): a summary claim must cite findings
+that exist, and every id, amount and date it states must be in those findings; a claim that
+fails is removed and named in `degraded_reasons`. A reply that states a number no finding or
+step supports is replaced by the composed one. If the model fails, the composed answer
+stands and says so.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, ConfigDict, Field
+
+from graph.verify import checkable_tokens, is_supported
+from workers.contracts import Answer, Claim, Report
+
+WRITER_PROMPT = """You write the answer a support agent reads, from specialists' reports only.
+Return JSON with:
+- summary: what happened, one sentence per item, each with `cites`: the ids of the findings
+  it rests on (exactly as given, e.g. "billing-1/F1"). State only facts those findings show.
+- customer_reply: a short, friendly reply to the customer that follows the resolution steps
+  (never promise anything they do not list) and uses the knowledge-base wording.
+Never invent order ids, amounts or dates."""
+
+
+class DraftClaim(BaseModel):
+    """One summary sentence and the findings it cites."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="One sentence of what happened.")
+    cites: list[str] = Field(description="Finding ids it rests on, e.g. billing-1/F1.")
+
+
+class AnswerDraft(BaseModel):
+    """What the model writes: the summary and the reply, nothing that decides an action."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: list[DraftClaim] = Field(description="What happened, a cited sentence each.")
+    customer_reply: str = Field(description="The reply to send to the customer.")
+
+
+def writer_input(answer: Answer, reports: list[Report]) -> str:
+    """The model's whole view: findings (cited), conclusions and the decided steps."""
+    findings = [
+        {"id": f"{r.packet_id}/{f.id}", "tool": f.tool, "observation": f.observation[:2000]}
+        for r in reports
+        if r.status == "ok"
+        for f in r.findings
+    ]
+    return json.dumps(
+        {
+            "intents": answer.intents,
+            "findings": findings,
+            "conclusions": {r.packet_id: r.conclusion for r in reports if r.conclusion},
+            "resolution": [
+                s.model_dump(include={"intent", "kind", "text"}) for s in answer.resolution
+            ],
+            "open_questions": answer.open_questions,
+        },
+        ensure_ascii=False,
+    )
+
+
+def check_draft(
+    draft: AnswerDraft, answer: Answer, reports: list[Report]
+) -> tuple[list[Claim], str | None, list[str]]:
+    """The claims that hold, the reply if it holds, and one reason per thing removed."""
+    observations = {
+        f"{r.packet_id}/{f.id}": f.observation
+        for r in reports
+        if r.status == "ok"
+        for f in r.findings
+    }
+    kept: list[Claim] = []
+    removed: list[str] = []
+    for claim in draft.summary:
+        cited = [observations[c] for c in claim.cites if c in observations]
+        missing = [t for t in checkable_tokens(claim.text) if not is_supported(t, cited)]
+        if not cited:
+            removed.append(f"unverified claim removed: {claim.text!r} cites no finding we have")
+        elif missing:
+            removed.append(
+                f"unverified claim removed: {claim.text!r} states {', '.join(missing)}, "
+                "which its findings do not"
+            )
+        else:
+            kept.append(Claim(text=claim.text, cites=claim.cites))
+    support = [*observations.values(), *(s.text for s in answer.resolution)]
+    unsupported = [
+        t for t in checkable_tokens(draft.customer_reply) if not is_supported(t, support)
+    ]
+    reply: str | None = draft.customer_reply
+    if unsupported:
+        removed.append(
+            f"the model's reply stated {', '.join(unsupported)}, which no finding supports; "
+            "the composed reply is used instead"
+        )
+        reply = None
+    return kept, reply, removed
+
+
+async def write_with_model(model: BaseChatModel, answer: Answer, reports: list[Report]) -> Answer:
+    """`answer` with the model's checked summary and reply in place of the composed ones."""
+    try:
+        writer: Any = model.with_structured_output(AnswerDraft)
+        raw = await writer.ainvoke(
+            [("system", WRITER_PROMPT), ("user", writer_input(answer, reports))]
+        )
+        draft = raw if isinstance(raw, AnswerDraft) else AnswerDraft.model_validate(raw)
+    except Exception as error:  # the model is outside our control; the composed answer stands
+        reason = f"the model could not write the answer ({type(error).__name__}); composed instead"
+        return answer.model_copy(
+            update={"degraded": True, "degraded_reasons": [*answer.degraded_reasons, reason]}
+        )
+    if not draft.summary and not draft.customer_reply.strip():
+        return answer  # the model added nothing: the composed answer stands as it is
+    kept, reply, removed = check_draft(draft, answer, reports)
+    if not draft.customer_reply.strip():
+        reply = None
+    return answer.model_copy(
+        update={
+            "summary": kept or answer.summary,
+            "customer_reply": reply if reply is not None else answer.customer_reply,
+            "degraded": answer.degraded or bool(removed),
+            "degraded_reasons": [*answer.degraded_reasons, *removed],
+            "written_by": "model",
+        }
+    )
