@@ -39,7 +39,13 @@ def emit_result(
     args: argparse.Namespace, thread_id: str, values: dict[str, Any], waiting: bool
 ) -> ExitCode:
     """Print the answer (text or JSON) and return the exit code."""
-    print_result(thread_id, values, waiting=waiting, as_json=args.json)
+    print_result(
+        thread_id,
+        values,
+        waiting=waiting,
+        as_json=args.json,
+        as_markdown=getattr(args, "markdown", False),
+    )
     return ExitCode.for_answer(values.get("answer"), waiting=waiting)
 
 

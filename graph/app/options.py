@@ -189,6 +189,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="offline, offline:<ms> or provider:model (default: $MUSTER_MODEL, else offline)",
     )
     parser.add_argument("--json", action="store_true", help="print the answer and reports as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print the answer as Markdown")
     parser.add_argument(
         "--max-steps", type=positive_int, help="total worker steps for the run (default 60)"
     )

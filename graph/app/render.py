@@ -15,6 +15,7 @@ from langgraph.types import StateSnapshot
 from checkpoints.audit import AuditRow
 from checkpoints.threads import ThreadInfo, status_of
 from graph.facts import SHARED_CALL_PREFIX
+from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report
 from workers.hub import ToolHub
 
@@ -72,9 +73,62 @@ def describe_report(report: Report) -> str:
     )
 
 
-def print_result(thread_id: str, values: dict[str, Any], *, waiting: bool, as_json: bool) -> None:
-    """The answer as text, or the answer and every report as JSON."""
+def answer_markdown(answer: Answer) -> str:
+    """The answer as Markdown: what happened, what we will do, the reply, what is open."""
+    cite = lambda cites: f" `[{', '.join(cites)}]`" if cites else ""  # noqa: E731
+    lines = [f"**Status:** {answer.status}" + (" (degraded)" if answer.degraded else "")]
+    if answer.needs_human:
+        lines[0] += " · **needs a human**"
+    if answer.intents:
+        lines.append(f"**Intents:** {', '.join(answer.intents)}")
+    if answer.summary:
+        lines += ["", "## What happened", ""]
+        lines += [f"- {c.text}{cite(c.cites)}" for c in answer.summary]
+    if answer.resolution:
+        lines += ["", "## What we will do", ""]
+        for step in answer.resolution:
+            if step.kind == "action":
+                args = ", ".join(f"{k}={v}" for k, v in step.args.items())
+                head = f"**Action** `{step.tool}({args})`, *{step.approval}*: "
+            elif step.kind == "open":
+                head = "**Open:** "
+            else:
+                head = ""
+            lines.append(f"- ({step.intent}) {head}{step.text}{cite(step.cites)}")
+    if answer.customer_reply:
+        lines += ["", "## Reply to send", ""]
+        lines += [f"> {line}" if line else ">" for line in answer.customer_reply.splitlines()]
+    if answer.open_questions:
+        lines += ["", "## Open questions", ""]
+        lines += [f"- {q}" for q in answer.open_questions]
+    if answer.evidence:
+        lines += ["", "## Evidence", ""]
+        lines += [f"- {e}" for e in answer.evidence]
+    if answer.degraded_reasons:
+        lines += ["", "## Why it is degraded", ""]
+        lines += [f"- {r}" for r in answer.degraded_reasons]
+    return "\n".join(lines)
+
+
+def print_result(
+    thread_id: str,
+    values: dict[str, Any],
+    *,
+    waiting: bool,
+    as_json: bool,
+    as_markdown: bool = False,
+) -> None:
+    """The answer as text (or Markdown), or the answer and every report as JSON. A run that
+    waits for a human shows the answer so far: what it found and what awaits a decision."""
     answer: Answer | None = values.get("answer")
+    if answer is None and waiting and values.get("request") and not as_json:
+        print("\nAnswer so far (waiting for a human):")
+        answer = compose_answer(values)  # type: ignore[arg-type]
+    if as_markdown and answer is not None:
+        print()
+        print(answer_markdown(answer))
+        print(f"\nthread: {thread_id}")
+        return
     if as_json:
         payload = {
             "thread_id": thread_id,
