@@ -9,6 +9,7 @@ policy the specialists could not read is never guessed (POL-ESC-001): the intent
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,11 @@ from graph.facts_read import Cited, TicketFacts, money
 from graph.planners.intents import BY_NAME
 from workers.contracts import ActionRecord, Claim, ProposedAction, ResolutionStep
 
+AGENT_INSTRUCTION = re.compile(
+    r"^(?:Offer|Open|Escalate|Log|Refund|Send|Check|Ask|Confirm|Issue|Agents?|After \d+|"
+    r"If not, send|Beyond that)\b"
+)
+"""A KB sentence addressed to the agent, not the customer."""
 DEFECT_WINDOW_DAYS = 14
 """POL-RET-002: damaged or defective items may be returned within 14 days of delivery."""
 RETURN_WINDOW_DAYS = 30
@@ -623,15 +629,18 @@ class Resolver:
         cited = self.facts.articles.get(article_id)
         if cited is None:
             return ""
-        return f'From our help centre, "{cited.data.get("title")}": {cited.data.get("body")}'
+        wording = self.article_sentence(article_id, 10)
+        return f'From our help centre, "{cited.data.get("title")}": {wording}'
 
     def article_sentence(self, article_id: str, sentences: int) -> str:
+        """Up to `sentences` of the article's customer-facing sentences: the ones that tell
+        an agent what to do ("Offer a replacement", "Escalate to …") stay out of a reply."""
         body = self.article(article_id)
         if not body:
             return ""
-        parts = [p.strip() for p in body.replace("\n", " ").split(". ") if p.strip()]
-        text = ". ".join(parts[:sentences])
-        return text if text.endswith(".") else text + "."
+        parts = [p.strip().rstrip(".") for p in re.split(r"(?<=\.)\s+", body) if p.strip()]
+        facing = [p for p in parts if not AGENT_INSTRUCTION.match(p)]
+        return " ".join(f"{p}." for p in facing[:sentences])
 
     def leftover_proposals(self) -> list[Proposal]:
         return [p for i, p in enumerate(self.proposals) if i not in self._used_proposals]
