@@ -1,7 +1,9 @@
-"""The audit log: one row per approval decision and per action execution.
+"""The audit log: one row per approval decision, refused decision and action execution.
 
 It lives in its own table of the checkpoint database, written by its own connection as
 soon as the event happens, so it survives a crash that loses the checkpoint after it.
+An action's decision is recorded once (`decide`): the first decision for a thread and digest
+stands, whichever process asks, and a later one gets that standing decision back.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ import aiosqlite
 SCHEMA = """CREATE TABLE IF NOT EXISTS muster_audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL, thread_id TEXT NOT NULL, event TEXT NOT NULL,
-    actor TEXT NOT NULL, digest TEXT NOT NULL, result TEXT NOT NULL)"""
+    actor TEXT NOT NULL, digest TEXT NOT NULL, result TEXT NOT NULL,
+    role TEXT NOT NULL DEFAULT '')"""
+
+DECISION = "decision"
+"""The event of the one decision that stands for an action."""
+
+_COLUMNS = "at, thread_id, event, actor, digest, result, role"
 
 
 @dataclass(frozen=True)
@@ -27,10 +35,17 @@ class AuditRow:
     at: float
     thread_id: str
     event: str
-    """decision, execution"""
+    """decision, refused (a resume value that was not a decision), decision-refused (a later,
+    different decision), attempt, execution"""
     actor: str
     digest: str
     result: str
+    role: str = ""
+    """The role the actor acted under (decisions and refusals), else empty."""
+
+
+def _text(result: Any) -> str:
+    return result if isinstance(result, str) else json.dumps(result, default=str)
 
 
 class AuditLog:
@@ -44,6 +59,10 @@ class AuditLog:
         """Open (and create) the audit table in `path`."""
         conn = await aiosqlite.connect(str(path))
         await conn.execute(SCHEMA)
+        async with conn.execute("PRAGMA table_info(muster_audit)") as cursor:
+            columns = {row[1] async for row in cursor}
+        if "role" not in columns:  # a log written before roles were recorded
+            await conn.execute("ALTER TABLE muster_audit ADD COLUMN role TEXT NOT NULL DEFAULT ''")
         await conn.commit()
         return cls(conn)
 
@@ -52,16 +71,48 @@ class AuditLog:
         await self._conn.close()
 
     async def record(
-        self, *, thread_id: str, event: str, actor: str, digest: str, result: Any
+        self, *, thread_id: str, event: str, actor: str, digest: str, result: Any, role: str = ""
     ) -> None:
         """Write one row and commit it at once."""
-        text = result if isinstance(result, str) else json.dumps(result, default=str)
         await self._conn.execute(
-            "INSERT INTO muster_audit (at, thread_id, event, actor, digest, result)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (time.time(), thread_id, event, actor, digest, text),
+            f"INSERT INTO muster_audit ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (time.time(), thread_id, event, actor, digest, _text(result), role),
         )
         await self._conn.commit()
+
+    async def decide(
+        self, *, thread_id: str, actor: str, role: str, digest: str, result: Any
+    ) -> tuple[AuditRow, bool]:
+        """Record the decision on `digest` unless one is recorded already; return the decision
+        that stands and whether it is this one. The check and the insert are one write
+        transaction, so of two processes deciding at once exactly one is first."""
+        await self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            cursor = await self._conn.execute(
+                f"INSERT INTO muster_audit ({_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?"
+                " WHERE NOT EXISTS (SELECT 1 FROM muster_audit"
+                " WHERE thread_id = ? AND digest = ? AND event = ?)",
+                (time.time(), thread_id, DECISION, actor, digest, _text(result), role)
+                + (thread_id, digest, DECISION),
+            )
+            inserted = cursor.rowcount == 1
+            await self._conn.commit()
+        except BaseException:
+            await self._conn.rollback()
+            raise
+        standing = await self.decision(thread_id, digest)
+        assert standing is not None  # inserted above, or there already
+        return standing, inserted
+
+    async def decision(self, thread_id: str, digest: str) -> AuditRow | None:
+        """The decision that stands on `digest` in `thread_id`, if any."""
+        async with self._conn.execute(
+            f"SELECT {_COLUMNS} FROM muster_audit WHERE thread_id = ? AND digest = ?"
+            " AND event = ? ORDER BY id LIMIT 1",
+            (thread_id, digest, DECISION),
+        ) as cursor:
+            row = await cursor.fetchone()
+        return AuditRow(*row) if row is not None else None
 
     async def __aenter__(self) -> AuditLog:
         return self
@@ -71,7 +122,7 @@ class AuditLog:
 
     async def rows(self, thread_id: str | None = None) -> list[AuditRow]:
         """All rows, or one thread's, oldest first."""
-        query = "SELECT at, thread_id, event, actor, digest, result FROM muster_audit"
+        query = f"SELECT {_COLUMNS} FROM muster_audit"
         params: tuple[str, ...] = ()
         if thread_id is not None:
             query += " WHERE thread_id = ?"

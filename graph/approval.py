@@ -3,25 +3,34 @@
 Workers only *propose* side effects. `approve` shows one proposed action and its digest to a
 human through `interrupt()`. The digest binds the tool, its arguments and an idempotency key
 derived from the thread, so an approval replayed for other arguments or another thread does
-not match and counts as a rejection. `act` then calls the write tool through the hub with
-that key and an approval token bound to the digest that expires a fixed time after the
-decision. A resume, a replay or a retry of `act` sends the same key, and the orders server
-returns its stored result instead of refunding again: exactly once, by idempotency, not by
-hoping a node never re-runs. Every decision and execution writes an audit row.
+not match. Only a known approver decides (`graph/approvers.json`), with the role a policy
+limit names above its threshold; a resume value that fails a check is not a decision: the
+action stays pending and the next interrupt carries the error. An action is decided once:
+the first decision stands (the audit log arbitrates between processes). `act` then calls the
+write tool through the hub with that key and an approval token bound to the digest that
+expires a fixed time after the decision. A resume, a replay or a retry of `act` sends the
+same key, and the orders server returns its stored result instead of refunding again: exactly
+once, by idempotency, not by hoping a node never re-runs. Every decision, refused decision
+and execution writes an audit row, with the approver's role.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 import os
 import signal
 import time
 from typing import Any, Literal
 
 from langgraph.config import get_config
+from langgraph.errors import GraphInterrupt
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, load_approvers
+from graph.facts_read import money
 from graph.services import Services, services_for
 from graph.state import MusterState, current_reports, latest_actions
 from servers.approval import action_digest, mint_token, secret_from_env
@@ -84,73 +93,156 @@ def route_actions(state: MusterState) -> Literal["approve", "synthesize"]:
     )
 
 
-def _decision(value: Any, digest: str) -> tuple[Literal["approved", "rejected"], str, str]:
-    """(decision, by, note) from a resume value; anything but a matching approval rejects."""
-    if not isinstance(value, dict):
-        return "rejected", "unknown", f"unreadable decision {value!r}"
-    by = str(value.get("by") or "unknown")
-    note = str(value.get("note") or "")
-    if value.get("approved") is not True:
-        return "rejected", by, note or "rejected by a human"
-    if value.get("digest") != digest:
-        return "rejected", by, "approval does not match this action (digest mismatch)"
-    return "approved", by, note
+def _decision(
+    value: Any, *, digest: str, action: ProposedAction, config: ApproverConfig
+) -> Decision | Refusal:
+    """The human's resume value checked against the pending action: a `Decision`, or a
+    `Refusal` that leaves the action pending (unknown approver, wrong or short digest, a
+    role a policy limit needs)."""
+    return check_decision(value, digest=digest, tool=action.tool, args=action.args, config=config)
+
+
+def _ask(action: ProposedAction, digest: str, config: ApproverConfig) -> dict[str, Any]:
+    """What the interrupt shows the human, limits included."""
+    limits = config.limits_for(action.tool, action.args)
+    ask: dict[str, Any] = {
+        "kind": "approval",
+        "tool": action.tool,
+        "args": action.args,
+        "digest": digest,
+        "reason": action.reason,
+        "proposed_by": action.proposed_by,
+    }
+    if limits:
+        ask["needs_role"] = ",".join(dict.fromkeys(limit.role for limit in limits))
+        ask["limits"] = [f"{limit.policy}: {limit.rule}" for limit in limits]
+    return ask
+
+
+async def _standing(
+    services: Services,
+    thread: str,
+    action: ProposedAction,
+    digest: str,
+    decision: Decision,
+    *,
+    decided_at: float,
+    expires_at: float,
+) -> tuple[Decision, float, float, str]:
+    """Record `decision` unless the action already has one; return the decision that stands
+    with its time, expiry and an extra note. The first decision wins: a later, different one
+    is refused (audited as `decision-refused`) and the standing one is carried out instead."""
+    if services.audit is None:
+        return decision, decided_at, expires_at, ""
+    result = {
+        "decision": decision.decision,
+        "role": decision.role,
+        "note": decision.note,
+        "tool": action.tool,
+        "args": action.args,
+        "expires_at": expires_at,
+    }
+    row, first = await services.audit.decide(
+        thread_id=thread, actor=decision.by, role=decision.role, digest=digest, result=result
+    )
+    if first:
+        return decision, decided_at, expires_at, ""
+    stored = json.loads(row.result)
+    standing = Decision(
+        decision=stored["decision"], by=row.actor, role=row.role, note=stored.get("note", "")
+    )
+    extra = ""
+    if (standing.decision, standing.by) != (decision.decision, decision.by):
+        extra = (
+            f"a later decision ({decision.decision} by {decision.by}) was refused: "
+            f"this action was already {standing.decision} by {standing.by}"
+        )
+        await services.audit.record(
+            thread_id=thread,
+            event="decision-refused",
+            actor=decision.by,
+            role=decision.role,
+            digest=digest,
+            result={"decision": decision.decision, "stands": standing.decision, "error": extra},
+        )
+    return standing, row.at, float(stored.get("expires_at", expires_at)), extra
 
 
 async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
     """Ask a human about the next proposed action. Everything before `interrupt()` runs
-    again on resume, so it only computes."""
+    again on resume, so it only computes (and reads the approvers file).
+
+    A resume value that is not a decision (`Refusal`) leaves the action pending: the node
+    asks again, with the error in the new interrupt's `error` field. On the next resume the
+    node replays from its top and every earlier value comes back in order, so each refusal
+    is audited once, when the interrupt after it is first raised."""
     thread = thread_id()
     action = pending_proposals(state, thread)[0]
     key = idempotency_key(thread, action)
     digest = approval_digest(action, key)
-    value = interrupt(
-        {
-            "kind": "approval",
-            "tool": action.tool,
-            "args": action.args,
-            "digest": digest,
-            "reason": action.reason,
-            "proposed_by": action.proposed_by,
-        }
+    config = await asyncio.to_thread(load_approvers)  # a file read; Studio forbids blocking
+    services = await services_for(runtime)
+    ask = _ask(action, digest, config)
+    refusals: list[Refusal] = []
+    while True:
+        errors = [r.error for r in refusals]
+        try:
+            value = interrupt({**ask, "error": errors[-1], "errors": errors} if errors else ask)
+        except GraphInterrupt:
+            if refusals:  # the newest refusal, seen for the first time
+                await _record_refusal(services, thread, digest, action, config, refusals[-1])
+            raise
+        checked = _decision(value, digest=digest, action=action, config=config)
+        if isinstance(checked, Decision):
+            break
+        refusals.append(checked)
+    now = time.time()
+    decision, decided_at, expires_at, extra = await _standing(
+        services, thread, action, digest, checked, decided_at=now, expires_at=now + approval_ttl_s()
     )
-    decision, by, note = _decision(value, digest)
-    decided_at = time.time()
     record = ActionRecord(
         digest=digest,
         tool=action.tool,
         args=action.args,
         idempotency_key=key,
         proposed_by=action.proposed_by,
-        decision=decision,
-        decided_by=by,
+        decision=decision.decision,
+        decided_by=decision.by,
         decided_at=decided_at,
-        expires_at=decided_at + approval_ttl_s(),
-        note=note,
-        status=decision,
+        expires_at=expires_at,
+        note="; ".join(part for part in (decision.note, extra) if part),
+        status=decision.decision,
     )
-    services = await services_for(runtime)
+    services.trace_node(
+        "approve",
+        outcome=decision.decision,
+        tool=action.tool,
+        digest=digest,
+        role=decision.role,
+    )
+    return {"actions": [record]}
+
+
+async def _record_refusal(
+    services: Services,
+    thread: str,
+    digest: str,
+    action: ProposedAction,
+    config: ApproverConfig,
+    refusal: Refusal,
+) -> None:
+    """Audit and trace a resume value that was not a decision."""
+    role = config.approvers[refusal.by].roles[0] if refusal.by in config.approvers else ""
     if services.audit is not None:
         await services.audit.record(
             thread_id=thread,
-            event="decision",
-            actor=by,
+            event="refused",
+            actor=refusal.by,
+            role=role,
             digest=digest,
-            result={
-                "decision": decision,
-                "note": note,
-                "tool": action.tool,
-                "args": action.args,
-                "expires_at": record.expires_at,
-            },
+            result={"approved": refusal.approved, "error": refusal.error, "tool": action.tool},
         )
-    services.trace_node(
-        "approve",
-        outcome=decision,
-        tool=action.tool,
-        digest=digest,
-    )
-    return {"actions": [record]}
+    services.trace_node("approve", outcome="refused", tool=action.tool, digest=digest)
 
 
 def _inject_fault(point: str) -> None:
@@ -158,8 +250,68 @@ def _inject_fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+REFUND_TOOL = "orders.issue_refund"
+REFUND_STATUS_TOOL = "orders.refund_status"
+
+
+def _proposal_for(state: MusterState, thread: str, record: ActionRecord) -> ProposedAction | None:
+    """The proposal an action record was approved for (latest report first)."""
+    for report in reversed(state.get("reports") or []):
+        for action in report.proposed_actions:
+            if action.tool == record.tool and (
+                approval_digest(action, idempotency_key(thread, action)) == record.digest
+            ):
+                return action
+    return None
+
+
+def _refunded_by(refund: dict[str, Any]) -> str:
+    by = str(refund.get("requested_by") or "")
+    return f"thread {by}" if by and by != "seed" else "an earlier request"
+
+
+async def refund_state_changed(
+    services: Services, state: MusterState, thread: str, record: ActionRecord
+) -> str | None:
+    """Why an approved refund must not run, or None. The order's refunds are re-read right
+    before the write: if other refunds appeared since the proposal observed them, the human
+    approved a state that no longer holds (principle 11)."""
+    if record.tool != REFUND_TOOL:
+        return None
+    order_id = str(record.args.get("order_id", ""))
+    read = await services.hub.call(
+        REFUND_STATUS_TOOL, {"order_id": order_id}, [REFUND_STATUS_TOOL]
+    )
+    try:
+        data = json.loads(read.text) if read.ok else None
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict):
+        return (
+            f"refused before execution: the refund state of order {order_id} could not be "
+            f"re-read ({read.text[:200]}); nothing was sent: a human should check it"
+        )
+    refunds = [r for r in data.get("refunds") or [] if isinstance(r, dict)]
+    if any(r.get("idempotency_key") == record.idempotency_key for r in refunds):
+        return None  # this thread's own refund: the call replays it
+    proposal = _proposal_for(state, thread, record)
+    observed = proposal.observed_refunded_cents if proposal is not None else None
+    now = int(data.get("refunded_cents", 0))
+    if observed is None or now == observed or not refunds:
+        return None
+    latest = max(refunds, key=lambda r: str(r.get("refunded_at") or r.get("created_at") or ""))
+    return (
+        f"refused before execution: the refunds on order {order_id} changed after this refund "
+        f"was proposed ({money(observed)} refunded then, {money(now)} now): "
+        f"{money(int(latest.get('amount_cents', 0)))} was already refunded on "
+        f"{latest.get('refunded_at') or latest.get('created_at')} by {_refunded_by(latest)} "
+        f"(refund {latest.get('refund_id')}); nothing was sent: a human should check it"
+    )
+
+
 async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
-    """Execute every approved, not yet executed action, with its idempotency key."""
+    """Execute every approved, not yet executed action, with its idempotency key, after
+    re-reading the state it changes (a refund is refused when the refunds moved)."""
     services = await services_for(runtime)
     thread = thread_id()
     secret = secret_from_env() or ""
@@ -168,6 +320,19 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
         if record.status != "approved":
             continue
         _inject_fault("kill-before-action")
+        stale = await refund_state_changed(services, state, thread, record)
+        if stale is not None:
+            done.append(record.model_copy(update={"status": "refused", "result": stale}))
+            if services.audit is not None:
+                await services.audit.record(
+                    thread_id=thread,
+                    event="execution",
+                    actor="muster",
+                    digest=record.digest,
+                    result={"status": "refused", "outcome": "state_changed", "text": stale},
+                )
+            services.trace_node("act", outcome="refused", tool=record.tool, digest=record.digest)
+            continue
         args = {**record.args, "idempotency_key": record.idempotency_key}
         token = mint_token(record.digest, secret=secret, expires_at=record.expires_at)
         if services.audit is not None:
@@ -180,7 +345,11 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
                 digest=record.digest,
                 result={"tool": record.tool, "args": args},
             )
-        result = await services.hub.call_action(record.tool, {**args, "approval": token})
+        # The thread that asks goes to the ledger beside the approved arguments, not in them.
+        extra = {"requested_by": thread} if record.tool == REFUND_TOOL else {}
+        result = await services.hub.call_action(
+            record.tool, {**args, "approval": token, **extra}
+        )
         _inject_fault("kill-after-action")
         status: Literal["executed", "refused", "failed"] = (
             "executed" if result.ok else "refused" if result.outcome == "tool_error" else "failed"

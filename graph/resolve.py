@@ -72,6 +72,20 @@ class Proposal:
         return status
 
 
+def _duplicate_refund(status: dict[str, Any]) -> dict[str, Any] | None:
+    """The refund recorded against the order's duplicate charge, from `refund_status`."""
+    ids = {
+        refund_id
+        for charge in status.get("duplicate_charges") or []
+        if isinstance(charge, dict)
+        for refund_id in charge.get("refund_ids") or []
+    }
+    for refund in status.get("refunds") or []:
+        if isinstance(refund, dict) and refund.get("refund_id") in ids:
+            return refund
+    return None
+
+
 def _first_name(customer: str) -> str:
     return customer.strip() or "there"
 
@@ -293,7 +307,26 @@ class Resolver:
         refunded = int(refunds.data.get("refunded_cents", 0)) if refunds else 0
         proposal = self.proposal("orders.issue_refund", oid)
         cites = (order.cite, refunds.cite if refunds else "", policy.cite)
-        if count >= 2 and proposal is not None:
+        record = proposal.record if proposal is not None else None
+        prior = _duplicate_refund(refunds.data) if refunds else None
+        if count >= 2 and record is not None and record.status == "refused" and (
+            "already refunded" in record.result
+        ):
+            # Another thread refunded the duplicate after this one proposed it: the ledger
+            # refused this refund, and the answer says who did it instead.
+            assert proposal is not None
+            self.action_step(
+                intent,
+                proposal,
+                f"The duplicate charge on order {oid} was already refunded, so this refund was "
+                f"not sent ({record.result.removeprefix('refund refused: ')}).",
+                *cites,
+            )
+            self.say(
+                f"The duplicate charge on order {oid} has already been refunded. "
+                + self.article_sentence("KB-202", 1)
+            )
+        elif count >= 2 and proposal is not None:
             self.claim(f"The second charge of {money(amount)} is a duplicate.", order.cite)
             self.action_step(
                 intent,
@@ -308,11 +341,18 @@ class Resolver:
                 f"is a duplicate, and we {done} it in full to your original payment method."
             )
             self.say(self.kb_quote("KB-201"))
-        elif count >= 2 and refunded >= amount:
+        elif count >= 2 and (prior is not None or refunded >= amount):
+            when = (
+                f" on {prior.get('refunded_at') or prior.get('created_at')}"
+                + (f" by thread {prior['requested_by']}"
+                   if prior.get("requested_by") not in (None, "", "seed") else "")
+                if prior is not None
+                else ""
+            )
             self.step(
                 intent,
-                f"The duplicate charge on order {oid} was already refunded ({money(refunded)}); "
-                "tell the customer when to expect it.",
+                f"The duplicate charge on order {oid} was already refunded{when} "
+                f"({money(refunded)}); tell the customer when to expect it.",
                 *cites,
             )
             self.say(

@@ -5,6 +5,12 @@ Run with ``python -m servers.orders`` (stdio). The database lives at ``MUSTER_OR
 ``issue_refund`` and ``cancel_order``: each needs an approval token bound to its exact arguments
 (see ``servers.approval``) and an idempotency key, so a retry or a replay never acts twice.
 
+Idempotency keys protect one thread from itself; the business rule protects the shop from two
+threads (POL-BIL-004): every refund is recorded against the charge it reverses, and a duplicate
+charge (a charge after the first, on an order charged more than its amount) is refunded once,
+for its own amount, whichever thread asks. A refund that names no charge reverses the order's
+unrefunded duplicate charge first; once that is refunded, a further refund must name the charge.
+
 The data is a snapshot: policy windows ("within 14 days of delivery") are measured against the
 shop's business date, ``MUSTER_TODAY`` (ISO date), by default the date the seed data describes
 (``DATA_AS_OF``). Delivered and returned orders were delivered ``DELIVERY_DAYS`` after they were
@@ -53,7 +59,8 @@ SCHEMA = (
         refund_id TEXT PRIMARY KEY, order_id TEXT NOT NULL REFERENCES orders(order_id),
         amount_cents INTEGER NOT NULL CHECK (amount_cents > 0),
         idempotency_key TEXT NOT NULL UNIQUE, args_digest TEXT NOT NULL,
-        created_at TEXT NOT NULL, result_json TEXT NOT NULL)""",
+        created_at TEXT NOT NULL, result_json TEXT NOT NULL,
+        charge_id TEXT REFERENCES charges(charge_id), requested_by TEXT NOT NULL DEFAULT '')""",
     """CREATE TABLE IF NOT EXISTS cancellations (
         cancel_id TEXT PRIMARY KEY, order_id TEXT NOT NULL REFERENCES orders(order_id),
         idempotency_key TEXT NOT NULL UNIQUE, args_digest TEXT NOT NULL,
@@ -151,11 +158,13 @@ def _seed_rows() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tup
             charges.append((f"ch_{oid}_{k}", oid, cents, day.isoformat()))
         if refund:
             key = f"seed-{oid}-1"
+            charge = f"ch_{oid}_{n_charges}"  # a duplicate put right reverses the second charge
             args = {"order_id": oid, "amount_cents": refund, "idempotency_key": key}
-            result = {"refund_id": _refund_id(key), **args, "status": "refunded", "replayed": False}
+            result = {"refund_id": _refund_id(key), **args, "charge_id": charge,
+                      "status": "refunded", "replayed": False}
             created = (day + timedelta(days=3)).isoformat()
-            refunds.append((_refund_id(key), oid, refund, key,
-                            action_digest(REFUND_TOOL, args), created, json.dumps(result)))
+            refunds.append((_refund_id(key), oid, refund, key, action_digest(REFUND_TOOL, args),
+                            created, json.dumps(result), charge, "seed"))
     return orders, charges, refunds
 
 
@@ -170,11 +179,21 @@ def ensure_database(path: Path) -> None:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(orders)")}
         if "customer_note" not in columns:  # a database made before the column existed
             conn.execute("ALTER TABLE orders ADD COLUMN customer_note TEXT NOT NULL DEFAULT ''")
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(refunds)")}
+        if "charge_id" not in columns:  # made before refunds were recorded against a charge
+            conn.execute(
+                "ALTER TABLE refunds ADD COLUMN charge_id TEXT REFERENCES charges(charge_id)")
+        if "requested_by" not in columns:
+            conn.execute("ALTER TABLE refunds ADD COLUMN requested_by TEXT NOT NULL DEFAULT ''")
         if conn.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
             orders, charges, refunds = _seed_rows()
             conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?, ?)", orders)
             conn.executemany("INSERT INTO charges VALUES (?, ?, ?, ?)", charges)
-            conn.executemany("INSERT INTO refunds VALUES (?, ?, ?, ?, ?, ?, ?)", refunds)
+            conn.executemany(
+                "INSERT INTO refunds (refund_id, order_id, amount_cents, idempotency_key,"
+                " args_digest, created_at, result_json, charge_id, requested_by)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", refunds)
+        _attribute_legacy_refunds(conn)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -241,6 +260,105 @@ def _totals(conn: sqlite3.Connection, oid: str) -> tuple[int, int]:
     return int(charged), int(refunded)
 
 
+def _charges(conn: sqlite3.Connection, oid: str) -> list[sqlite3.Row]:
+    """The order's charges, oldest first."""
+    return conn.execute(
+        "SELECT charge_id, amount_cents, charged_at FROM charges WHERE order_id = ?"
+        " ORDER BY charged_at, charge_id", (oid,)).fetchall()
+
+
+def _duplicate_ids(conn: sqlite3.Connection, oid: str, charges: list[sqlite3.Row]) -> list[str]:
+    """The duplicate charges: every charge after the first, when the order was charged more
+    than its amount."""
+    order = conn.execute("SELECT amount_cents FROM orders WHERE order_id = ?", (oid,)).fetchone()
+    total = sum(int(c["amount_cents"]) for c in charges)
+    if order is None or len(charges) < 2 or total <= int(order[0]):
+        return []
+    return [str(c["charge_id"]) for c in charges[1:]]
+
+
+def _refunds_of_charge(conn: sqlite3.Connection, charge_id: str) -> list[sqlite3.Row]:
+    """The refunds recorded against one charge, oldest first."""
+    return conn.execute(
+        "SELECT refund_id, amount_cents, idempotency_key, created_at, requested_by FROM refunds"
+        " WHERE charge_id = ? ORDER BY created_at, refund_id", (charge_id,)).fetchall()
+
+
+def _default_charge(conn: sqlite3.Connection, oid: str) -> str | None:
+    """The charge a refund that names none reverses: the first unrefunded duplicate, else the
+    first charge of an order without duplicates. None when every duplicate is refunded (the
+    caller must then name the charge) or nothing was charged."""
+    charges = _charges(conn, oid)
+    duplicates = _duplicate_ids(conn, oid, charges)
+    for charge_id in duplicates:
+        if not _refunds_of_charge(conn, charge_id):
+            return charge_id
+    if duplicates or not charges:
+        return None
+    return str(charges[0]["charge_id"])
+
+
+def _attribute_legacy_refunds(conn: sqlite3.Connection) -> None:
+    """Record refunds written before refunds named their charge against one, oldest first."""
+    rows = conn.execute(
+        "SELECT refund_id, order_id FROM refunds WHERE charge_id IS NULL"
+        " ORDER BY created_at, refund_id").fetchall()
+    for row in rows:
+        oid = str(row["order_id"])
+        charges = _charges(conn, oid)
+        charge_id = _default_charge(conn, oid) or (charges[0]["charge_id"] if charges else None)
+        conn.execute("UPDATE refunds SET charge_id = ? WHERE refund_id = ?",
+                     (charge_id, row["refund_id"]))
+
+
+def _requester(row: sqlite3.Row) -> str:
+    by = str(row["requested_by"] or "")
+    return f"thread {by}" if by and by != "seed" else "an earlier request"
+
+
+def _already_refunded(oid: str, charge_id: str, prior: sqlite3.Row) -> str:
+    return (
+        f"refund refused: the duplicate charge {charge_id} on order {oid} was already refunded "
+        f"on {prior['created_at']} by {_requester(prior)} (refund {prior['refund_id']}, "
+        f"{_money(int(prior['amount_cents']))}, idempotency key {prior['idempotency_key']}); "
+        "a duplicate charge is refunded once (POL-BIL-004): tell the customer it is on its way")
+
+
+def _refund_target(conn: sqlite3.Connection, oid: str, charge_id: str, amount_cents: int) -> str:
+    """The charge this refund reverses, or ValueError when the business rule forbids it."""
+    charges = {str(c["charge_id"]): c for c in _charges(conn, oid)}
+    duplicates = _duplicate_ids(conn, oid, list(charges.values()))
+    target: str | None = charge_id
+    if charge_id and charge_id not in charges:
+        raise ValueError(f"refund refused: {charge_id} is not a charge of order {oid} "
+                         f"(its charges: {', '.join(charges) or 'none'})")
+    if not charge_id:
+        target = _default_charge(conn, oid)
+        if target is None and duplicates:
+            first = _refunds_of_charge(conn, duplicates[0])[0]
+            raise ValueError(_already_refunded(oid, duplicates[0], first) + "; a further "
+                             "refund on this order must name the charge it reverses (charge_id)")
+    if target is None:
+        raise ValueError(f"refund refused: order {oid} has no charge to refund")
+    prior = _refunds_of_charge(conn, target)
+    charge_cents = int(charges[target]["amount_cents"])
+    if target in duplicates:
+        if prior:
+            raise ValueError(_already_refunded(oid, target, prior[0]))
+        if amount_cents > charge_cents:
+            raise ValueError(
+                f"refund refused: amount_cents {amount_cents} exceeds the duplicated amount "
+                f"{charge_cents} of charge {target} on order {oid}; a duplicate charge is "
+                f"refunded once, for the duplicated amount (POL-BIL-004): refund {charge_cents} "
+                "for it, and anything more against the charge it reverses (charge_id)")
+        return target
+    left = charge_cents - sum(int(r["amount_cents"]) for r in prior)
+    if amount_cents > left:
+        raise ValueError(f"refund refused: amount_cents {amount_cents} exceeds the {left} left "
+                         f"to refund on charge {target} of order {oid}")
+    return target
+
+
 # structured_output=False: tools return JSON text. Otherwise FastMCP adds an output schema
 # that the client re-validates with jsonschema on every call (about 0.4 ms each).
 @mcp.tool(annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
@@ -287,17 +405,28 @@ def refund_status(order_id: str, ctx: OrdersContext) -> str:
     _order(conn, oid)
     refunds = [
         {"refund_id": r["refund_id"], "amount_cents": r["amount_cents"],
-         "created_at": r["created_at"][:10], "idempotency_key": r["idempotency_key"]}
+         "created_at": r["created_at"][:10], "idempotency_key": r["idempotency_key"],
+         "charge_id": r["charge_id"], "requested_by": r["requested_by"],
+         "refunded_at": r["created_at"]}
         for r in conn.execute(
-            "SELECT refund_id, amount_cents, created_at, idempotency_key FROM refunds"
-            " WHERE order_id = ? ORDER BY created_at, refund_id", (oid,))
+            "SELECT refund_id, amount_cents, created_at, idempotency_key, charge_id,"
+            " requested_by FROM refunds WHERE order_id = ? ORDER BY created_at, refund_id",
+            (oid,))
     ]
     charged, refunded = _totals(conn, oid)
     refundable = max(0, charged - refunded)
     status = "no refund" if not refunded else "refunded" if not refundable else "partially refunded"
+    charges = _charges(conn, oid)
+    duplicates = [
+        {"charge_id": cid, "amount_cents": next(
+            int(c["amount_cents"]) for c in charges if c["charge_id"] == cid),
+         "refund_ids": [r["refund_id"] for r in refunds if r["charge_id"] == cid]}
+        for cid in _duplicate_ids(conn, oid, charges)
+    ]
     return json.dumps({
         "order_id": oid, "refunds": refunds, "total_charged_cents": charged,
         "refunded_cents": refunded, "refundable_cents": refundable, "status": status,
+        "duplicate_charges": duplicates,
     })
 
 
@@ -316,19 +445,27 @@ _REFUSAL_HINTS = {
 )
 def issue_refund(
     order_id: str, amount_cents: int, idempotency_key: str, ctx: OrdersContext,
-    approval: str = "",
+    approval: str = "", charge_id: str = "", requested_by: str = "",
 ) -> str:
-    """Refund amount_cents on an order; needs an approval token and a unique idempotency key."""
+    """Refund amount_cents on an order (against charge_id, by default its duplicate charge);
+    needs an approval token and a unique idempotency key. requested_by names the caller."""
+    # charge_id, when given, is part of the approved arguments; requested_by (the thread that
+    # asks) is bookkeeping for the ledger, not something the approval covers.
     record(SERVER, "issue_refund", {
         "order_id": order_id, "amount_cents": amount_cents, "idempotency_key": idempotency_key,
         "approval": "<redacted>" if approval else "",
+        **({"charge_id": charge_id} if charge_id else {}),
+        **({"requested_by": requested_by} if requested_by else {}),
     })
     if not approval.strip():
         raise ValueError(f"refund refused: missing approval; {_REFUSAL_HINTS['missing approval']}")
     oid = normalize_order_id(order_id)
     if not idempotency_key.strip():
         raise ValueError("refund refused: idempotency_key must be a non-empty string")
-    args = {"order_id": oid, "amount_cents": amount_cents, "idempotency_key": idempotency_key}
+    args: dict[str, Any] = {
+        "order_id": oid, "amount_cents": amount_cents, "idempotency_key": idempotency_key}
+    if charge_id.strip():
+        args["charge_id"] = charge_id.strip()
     digest = action_digest(REFUND_TOOL, args)
     secret = secret_from_env()
     if secret is None:
@@ -365,13 +502,16 @@ def issue_refund(
                 f"refund refused: amount_cents {amount_cents} exceeds the refundable "
                 f"{refundable} on order {oid} (charged {charged}, already refunded {refunded}); "
                 "refund at most the refundable amount")
-        result = {"refund_id": _refund_id(idempotency_key), **args, "status": "refunded",
-                  "replayed": False}
+        target = _refund_target(conn, oid, charge_id.strip(), amount_cents)
+        result = {"refund_id": _refund_id(idempotency_key), **args, "charge_id": target,
+                  "status": "refunded", "replayed": False}
         conn.execute(
             "INSERT INTO refunds (refund_id, order_id, amount_cents, idempotency_key,"
-            " args_digest, created_at, result_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " args_digest, created_at, result_json, charge_id, requested_by)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (result["refund_id"], oid, amount_cents, idempotency_key, digest,
-             datetime.now(UTC).isoformat(timespec="seconds"), json.dumps(result)))
+             datetime.now(UTC).isoformat(timespec="seconds"), json.dumps(result), target,
+             requested_by.strip()[:200]))
         conn.execute("COMMIT")
         return json.dumps(result)
     except BaseException:

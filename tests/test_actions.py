@@ -21,7 +21,6 @@ import os
 import signal
 import sqlite3
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -34,7 +33,7 @@ from graph.approval import approval_digest, idempotency_key
 from servers.approval import action_digest, mint_token, verify_token
 from servers.call_log import read_calls
 from tests.conftest import HANG_TIMEOUT_S, MusterEnv
-from workers.contracts import ActionRecord, ProposedAction
+from workers.contracts import ProposedAction
 from workers.models import scripted_factory
 
 REFUND_TICKET = "Order #12345 was charged twice, please refund the duplicate"
@@ -137,12 +136,6 @@ async def start_waiting_thread(env: MusterEnv, thread: str, request: str) -> dic
     return dict(value)
 
 
-def latest_action(values: dict[str, Any]) -> ActionRecord:
-    actions: Sequence[ActionRecord] = values.get("actions") or []
-    assert actions, "no action record"
-    return actions[-1]
-
-
 # --- 1. approving twice, and rejecting -------------------------------------------------------
 
 
@@ -168,7 +161,9 @@ def test_approving_twice_refunds_once(muster_env: MusterEnv) -> None:
         thread, ProposedAction(tool=REFUND_TOOL, args=REFUND_12345)
     )
 
-    second = muster_env.cli("approve", thread, "--note", "again", timeout=CLI_TIMEOUT_S)
+    second = muster_env.cli(
+        "approve", thread, "--note", "again", "--by", "alice", timeout=CLI_TIMEOUT_S
+    )
     assert second.returncode == EXIT_BAD_INPUT
     error = one_line_error(second.stderr)
     assert error.startswith("muster: error:") and "no pending approval" in error
@@ -303,29 +298,30 @@ async def test_replayed_approval_for_another_thread_or_other_arguments_is_reject
         assert b["digest"] == expected_digest("replay-b", REFUND_12345)
         assert a["digest"] != b["digest"]
 
-        # Thread B resumed with thread A's approval: a digest mismatch, so a rejection.
-        stolen = {"approved": True, "digest": a["digest"], "by": "mallory", "note": "lgtm"}
+        # Thread B resumed with thread A's approval: a digest mismatch, so not a decision.
+        # B's action stays pending and its next interrupt says why (the same in Studio).
+        stolen = {"approved": True, "digest": a["digest"], "by": "alice", "note": "lgtm"}
         values_b = await stream_run(runtime, "replay-b", Command(resume={interrupt_b.id: stolen}))
-        record_b = latest_action(values_b)
-        assert (record_b.decision, record_b.status) == ("rejected", "rejected")
-        assert "digest mismatch" in record_b.note
-        assert record_b.digest == b["digest"]
-        assert "REJECTED by mallory" in values_b["answer"].text
-        assert status_of(await runtime.graph.aget_state(thread_config("replay-b"))) == "done"
+        assert not values_b.get("actions")
+        snapshot_b = await runtime.graph.aget_state(thread_config("replay-b"))
+        assert status_of(snapshot_b) == "interrupted"
+        (again_b,) = snapshot_b.interrupts
+        assert again_b.value["digest"] == b["digest"]
+        assert "digest mismatch" in again_b.value["error"]
 
         # Thread A approved with a digest for other arguments (the full $258 charged, under
-        # A's own key): rejected too.
+        # A's own key): refused too, and A stays pending.
         key_a = idempotency_key("replay-a", ProposedAction(tool=REFUND_TOOL, args=a["args"]))
         other_args = {**a["args"], "amount_cents": 25800, "idempotency_key": key_a}
         forged = {
             "approved": True,
             "digest": action_digest(REFUND_TOOL, other_args),
-            "by": "mallory",
+            "by": "alice",
         }
         values_a = await stream_run(runtime, "replay-a", Command(resume={interrupt_a.id: forged}))
-        record_a = latest_action(values_a)
-        assert (record_a.decision, record_a.status) == ("rejected", "rejected")
-        assert "digest mismatch" in record_a.note
+        assert not values_a.get("actions")
+        (again_a,) = (await runtime.graph.aget_state(thread_config("replay-a"))).interrupts
+        assert "digest mismatch" in again_a.value["error"]
 
         # Server level: a token minted for A's action, sent with B's idempotency key.
         token_a = mint_token(a["digest"], secret=secret, expires_at=time.time() + 600)
@@ -342,8 +338,8 @@ async def test_replayed_approval_for_another_thread_or_other_arguments_is_reject
     assert all_run_refunds(muster_env) == []
     assert len(refund_calls(muster_env)) == 1  # only the direct call; the graph sent none
     for thread in ("replay-a", "replay-b"):
-        assert [(r["event"], r["result"]["decision"]) for r in audit_rows(muster_env, thread)] == [
-            ("decision", "rejected")
+        assert [(r["event"], r["actor"]) for r in audit_rows(muster_env, thread)] == [
+            ("refused", "alice")
         ]
 
 
@@ -484,11 +480,24 @@ async def test_model_that_follows_the_injection_has_its_proposal_rejected(
 async def test_approval_bound_to_the_digest_the_human_read(muster_env: MusterEnv) -> None:
     thread = "digest-check"
     pending = await start_waiting_thread(muster_env, thread, REFUND_TICKET)
-    wrong = muster_env.cli("approve", thread, "--digest", "0000", timeout=CLI_TIMEOUT_S)
-    assert wrong.returncode == EXIT_BAD_INPUT and "does not start with '0000'" in wrong.stderr
+    short = muster_env.cli(
+        "approve", thread, "--by", "alice", "--digest", "0", timeout=CLI_TIMEOUT_S
+    )
+    assert short.returncode == EXIT_BAD_INPUT and "at least 8 hex characters" in short.stderr
+    wrong = muster_env.cli(
+        "approve", thread, "--by", "alice", "--digest", "00000000", timeout=CLI_TIMEOUT_S
+    )
+    assert wrong.returncode == EXIT_BAD_INPUT
+    assert "does not start with '00000000'" in one_line_error(wrong.stderr)
     assert refund_rows(muster_env, "12345") == []
     right = muster_env.cli(
-        "approve", thread, "--digest", pending["digest"][:12], timeout=CLI_TIMEOUT_S
+        "approve",
+        thread,
+        "--by",
+        "alice",
+        "--digest",
+        pending["digest"][:12],
+        timeout=CLI_TIMEOUT_S,
     )
     assert right.returncode == EXIT_OK, right.stderr
     assert len(refund_rows(muster_env, "12345")) == 1

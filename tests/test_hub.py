@@ -187,6 +187,7 @@ def test_register_tools_refuses_invalid_duplicate_and_colliding_names() -> None:
 
 
 def test_write_detection_from_annotations_and_config() -> None:
+    # Writes until proven reads (the MCP spec's defaults): unannotated means a write.
     catalogue: dict[str, Any] = {}
     tools = [
         _tool("plain"),
@@ -194,10 +195,13 @@ def test_write_detection_from_annotations_and_config() -> None:
         _tool("rw", readOnlyHint=False),
         _tool("destructive", readOnlyHint=True, destructiveHint=True),
         _tool("listed", readOnlyHint=True),
+        _tool("not_destructive", destructiveHint=False),  # still not said to be read-only
+        _tool("vouched"),  # readOnlyTools in the servers file
+        _tool("vouched_but_says_rw", readOnlyHint=False),  # the server's write claim wins
     ]
-    register_tools(catalogue, "s", tools, ["listed"])
-    writes = {name for name, entry in catalogue.items() if entry.spec.writes}
-    assert writes == {"s.rw", "s.destructive", "s.listed"}
+    register_tools(catalogue, "s", tools, ["listed"], ["vouched", "vouched_but_says_rw"])
+    reads = {name for name, entry in catalogue.items() if not entry.spec.writes}
+    assert reads == {"s.ro", "s.vouched"}
 
 
 def test_cap_text_is_utf8_safe() -> None:
@@ -283,12 +287,12 @@ async def test_unknown_tool(hub: ToolHub) -> None:
 @pytest.mark.integration
 async def test_write_tools_are_never_offered_or_run_by_call(hub: ToolHub, env: Env) -> None:
     assert not any(spec.writes for spec in hub.specs(ALL_READS + ["orders.issue_refund"]))
-    for name in ["orders.issue_refund", "fx.refund", "fx.wipe", "fx.notify"]:
+    for name in ["orders.issue_refund", "fx.refund", "fx.wipe", "fx.notify", "fx.plain"]:
         assert name not in [spec.name for spec in hub.specs([name])]
         result = await hub.call(name, {"order_id": "12345"}, [name, name.split(".")[0] + "."])
         assert result.outcome == CallOutcome.NOT_ALLOWED, name
     assert count_calls(env.call_log, tool="issue_refund") == 0
-    assert not {"refund", "wipe", "notify"} & set(fx_calls(env))
+    assert not {"refund", "wipe", "notify", "plain"} & set(fx_calls(env))
 
 
 @module_loop

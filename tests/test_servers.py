@@ -219,6 +219,9 @@ async def test_find_order_inputs(env: dict[str, Path]) -> None:
             "refunded_cents": 0,
             "refundable_cents": 25800,
             "status": "no refund",
+            "duplicate_charges": [
+                {"charge_id": "ch_12345_2", "amount_cents": 12900, "refund_ids": []}
+            ],
         }
         assert "no order 99999" in error(await s.call_tool("refund_status", {"order_id": "99999"}))
     assert count_calls(env["log"], server="orders") == 13
@@ -311,13 +314,23 @@ async def test_refund_amount_limits(env: dict[str, Path]) -> None:
         for amount in (0, -100):
             msg = error(await s.call_tool("issue_refund", refund_args(amount, f"k{amount}")))
             assert "amount_cents must be positive" in msg
+        # A refund that names no charge reverses the duplicate: at most the duplicated amount.
+        msg = error(await s.call_tool("issue_refund", refund_args(25800, "all")))
+        assert "exceeds the duplicated amount 12900 of charge ch_12345_2" in msg
         assert refund_rows(env["db"]) == []
-        ok(await s.call_tool("issue_refund", refund_args(25800, "all")))  # exactly the charges
+        ok(await s.call_tool("issue_refund", refund_args(12900, "dup")))
+        # The rest of the charges only against the charge it reverses, named and approved.
+        args = {"order_id": "12345", "amount_cents": 12900, "idempotency_key": "item",
+                "charge_id": "ch_12345_1"}
+        token = mint_token(action_digest(REFUND, args), secret=SECRET,
+                           expires_at=time.time() + 300)
+        ok(await s.call_tool("issue_refund", {**args, "approval": token}))
         msg = error(await s.call_tool("issue_refund", refund_args(1, "more")))
         assert "exceeds the refundable 0" in msg
         status = ok(await s.call_tool("refund_status", {"order_id": "12345"}))
     assert status["status"] == "refunded" and status["refundable_cents"] == 0
-    assert len(refund_rows(env["db"])) == 1
+    assert sorted(r["charge_id"] for r in status["refunds"]) == ["ch_12345_1", "ch_12345_2"]
+    assert len(refund_rows(env["db"])) == 2
 
 
 async def test_refund_is_idempotent(env: dict[str, Path]) -> None:

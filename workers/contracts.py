@@ -135,6 +135,9 @@ class ProposedAction(BaseModel):
     """Why the worker proposes it."""
     proposed_by: str = ""
     """The worker that proposed it."""
+    observed_refunded_cents: int | None = None
+    """For a refund: the order's refunded total the proposal rests on (its `refund_status`
+    observation). `act` re-reads it before executing and refuses when it changed."""
 
     def digest(self) -> str:
         """What an approval is bound to: the exact tool name and arguments."""

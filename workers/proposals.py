@@ -38,6 +38,36 @@ def _observed(findings: Sequence[Finding], tool: str, order_id: str) -> dict[str
     return None
 
 
+def duplicate_refund(status: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The refund already recorded against the order's duplicate charge, if any (from the
+    `refund_status` observation, which lists each duplicate charge and its refunds)."""
+    if not status:
+        return None
+    for charge in status.get("duplicate_charges") or []:
+        ids = set(charge.get("refund_ids") or []) if isinstance(charge, dict) else set()
+        for refund in status.get("refunds") or []:
+            if isinstance(refund, dict) and refund.get("refund_id") in ids:
+                return refund
+    return None
+
+
+def duplicate_left(order: dict[str, Any], status: dict[str, Any] | None) -> int:
+    """Cents of the duplicate charge still to refund: the duplicated amount (total charged
+    minus the one charge the order is worth, POL-BIL-004), or 0 once it was refunded."""
+    if not order.get("duplicate_charge"):
+        return 0
+    duplicated = int(order.get("total_charged_cents", 0)) - int(order.get("amount_cents", 0))
+    if status and "duplicate_charges" in status:
+        if duplicate_refund(status) is not None:
+            return 0
+        charges = [c for c in status["duplicate_charges"] if isinstance(c, dict)]
+        if charges:  # the server refunds one duplicate charge at a time
+            duplicated = min(duplicated, int(charges[0].get("amount_cents", duplicated)))
+    elif status and int(status.get("refunded_cents", 0)) >= duplicated:
+        return 0  # an older ledger without charge ids: the refunds cover the duplicate
+    return max(0, duplicated)
+
+
 def check_refund(
     action: ProposedAction, packet: Handoff, findings: Sequence[Finding]
 ) -> str | None:
@@ -57,6 +87,17 @@ def check_refund(
     refundable = int(status.get("refundable_cents", 0))
     if amount > refundable:
         return f"amount {amount} exceeds the refundable {refundable} cents observed"
+    order = _observed(findings, "orders.find_order", order_id)
+    if order and order.get("duplicate_charge"):
+        # The orders server reverses the duplicate first: cap at what it will accept.
+        prior = duplicate_refund(status)
+        if prior is not None:
+            return (f"the duplicate charge on order {order_id} was already refunded "
+                    f"(refund {prior.get('refund_id')} on {prior.get('created_at')})")
+        left = duplicate_left(order, status)
+        if amount > left:
+            return (f"amount {amount} exceeds the duplicated amount {left} cents: a duplicate "
+                    "charge is refunded once, for the duplicated amount (POL-BIL-004)")
     return None
 
 
@@ -98,7 +139,11 @@ def review_proposal(
     args = dict(action.args)
     if "order_id" in args:
         args["order_id"] = normalize_order_id(args["order_id"])
-    return action.model_copy(update={"args": args, "proposed_by": packet.recipient})
+    update: dict[str, Any] = {"args": args, "proposed_by": packet.recipient}
+    status = _observed(findings, "orders.refund_status", str(args.get("order_id", "")))
+    if action.tool == REFUND_TOOL and status is not None:
+        update["observed_refunded_cents"] = int(status.get("refunded_cents", 0))
+    return action.model_copy(update=update)
 
 
 DEFECT_WINDOW_DAYS = 14
@@ -116,8 +161,9 @@ def packet_intents(packet: Handoff) -> set[str]:
 def suggest_actions(packet: Handoff, findings: Sequence[Finding]) -> list[ProposedAction]:
     """The billing rules: what the policies allow for this order and these intents.
 
-    - a settled duplicate charge with nothing refunded → refund the duplicated amount
-      (POL-BIL-004), whether or not the customer said "refund";
+    - a settled duplicate charge not yet refunded → refund the duplicated amount
+      (POL-BIL-004), whether or not the customer said "refund"; once a refund is recorded
+      against the duplicate (by any thread) nothing is proposed;
     - a cancellation of an order that has not shipped → cancel it (POL-CAN-001);
     - a damaged or defective item delivered within 14 days → refund what is left of its price
       (POL-RET-002).
@@ -131,14 +177,20 @@ def suggest_actions(packet: Handoff, findings: Sequence[Finding]) -> list[Propos
     amount = int(order.get("amount_cents", 0))
     refunded = int(status.get("refunded_cents", 0)) if status else 0
     suggested: list[ProposedAction] = []
-    if "duplicate_charge" in intents and status and order.get("duplicate_charge") and not refunded:
+    duplicate = (
+        min(duplicate_left(order, status), int(status.get("refundable_cents", 0))) if status else 0
+    )
+    if "duplicate_charge" in intents and status and order.get("duplicate_charge") and duplicate:
         suggested.append(
             ProposedAction(
                 tool=REFUND_TOOL,
-                args={"order_id": order_id, "amount_cents": amount},
+                args={"order_id": order_id, "amount_cents": duplicate},
                 reason=f"order {order_id} was charged {order.get('charge_count')} times for "
-                f"{order.get('amount')} and nothing has been refunded",
+                f"{order.get('amount')} and "
+                + ("its duplicate charge has not been refunded" if refunded
+                   else "nothing has been refunded"),
                 proposed_by=packet.recipient,
+                observed_refunded_cents=refunded,
             )
         )
     elif intents & {"damaged_item", "defective_item"} and status:

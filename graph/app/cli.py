@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import inspect
 import json
 import sys
 import uuid
@@ -31,6 +32,13 @@ from graph.app.render import Progress, print_result, print_thread, print_threads
 from graph.app.runtime import MusterRuntime, open_runtime, open_store, stream_run
 from graph.app.scenarios import SCENARIOS
 from graph.app.signals import SignalDrain
+from graph.approvers import (
+    APPROVERS_ENV,
+    approvers_path,
+    digest_prefix_problem,
+    digest_problem,
+    load_approvers,
+)
 from graph.trace import THREAD_ID
 from workers.errors import MusterError
 
@@ -155,6 +163,8 @@ async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> 
             )
         target = pending[0]
         resume = value(target.value) if callable(value) else value
+        if inspect.isawaitable(resume):
+            resume = await resume
         progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
         progress.line(f"{kind} for thread {args.thread}: {json.dumps(resume, default=str)}")
         return await _finish(
@@ -163,19 +173,44 @@ async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> 
 
 
 async def cmd_approve(args: argparse.Namespace) -> int:
-    def decision(pending: dict[str, Any]) -> dict[str, Any]:
+    # The same checks the graph's `approve` node makes (graph/approvers.py), made here first
+    # so a decision that would not hold fails with one line before any server starts, and
+    # the approval stays pending. The graph checks again: the CLI is not trusted alone.
+    approvers = load_approvers()
+    by = args.by or getpass.getuser()
+    if unknown := approvers.unknown_approver(by):
+        raise MusterError(
+            f"--by {unknown}; name one with --by, or add it to {approvers_path()} "
+            f"(${APPROVERS_ENV} names another file)"
+        )
+    if args.digest is not None and (problem := digest_prefix_problem(args.digest)):
+        raise MusterError(f"--digest: {problem} (`muster show {args.thread}` shows it)")
+
+    async def decision(pending: dict[str, Any]) -> dict[str, Any]:
         # The approval carries the digest the human was shown; it is checked against the
         # action again in the graph, so it cannot approve anything else. --digest lets the
         # human bind the decision to what they read in `muster show`.
-        if args.digest and not pending["digest"].startswith(args.digest):
-            raise MusterError(
-                f"the pending action's digest {pending['digest'][:16]}… does not start with "
-                f"{args.digest!r}; run `muster show {args.thread}` again"
-            )
+        digest = pending["digest"]
+        if args.digest is not None and (problem := digest_problem(args.digest, digest)):
+            raise MusterError(f"{problem}; run `muster show {args.thread}` again")
+        if not args.reject and (
+            problem := approvers.role_problem(by, pending["tool"], pending["args"])
+        ):
+            raise MusterError(f"{problem}; the approval stays pending")
+        wanted = "rejected" if args.reject else "approved"
+        async with await AuditLog.open(resolve_db_path(args.db)) as audit:
+            standing = await audit.decision(args.thread, digest)
+        if standing is not None:
+            stood = json.loads(standing.result).get("decision")
+            if (stood, standing.actor) != (wanted, by):
+                raise MusterError(
+                    f"this action was already {stood} by {standing.actor} ({standing.role}); "
+                    "the first decision stands"
+                )
         return {
             "approved": not args.reject,
-            "digest": pending["digest"],
-            "by": args.by or getpass.getuser(),
+            "digest": digest,
+            "by": by,
             "note": args.note or "",
         }
 
@@ -239,9 +274,15 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument("thread")
     approve.add_argument("--reject", action="store_true", help="reject instead of approving")
     approve.add_argument("--note", help="why, for the audit log")
-    approve.add_argument("--by", help="who decides (default: the current user)")
     approve.add_argument(
-        "--digest", help="the digest (or its start) shown by `muster show`; refuse if different"
+        "--by",
+        help="who decides: a name in the approvers file (graph/approvers.json, or "
+        f"${APPROVERS_ENV}); default: the current user, who must be listed there",
+    )
+    approve.add_argument(
+        "--digest",
+        help="the digest shown by `muster show`, or its first 8+ hex characters; "
+        "refuse if different",
     )
     clarify = commands.add_parser(
         "clarify", parents=[common, running], help="answer a worker's clarifying question"

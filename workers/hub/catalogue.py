@@ -14,6 +14,7 @@ from typing import Any
 import mcp.types as types
 
 from workers.contracts import sha256_hex
+from workers.hub.admission import MAX_TOOL_NAME_CHARS, MAX_TOOLS_PER_SERVER, refusal
 from workers.hub.allowlist import is_valid_qualified_name, qualify
 
 
@@ -51,12 +52,26 @@ def definition_digest(tool: types.Tool) -> str:
     return sha256_hex(pinned)
 
 
-def is_write(tool: types.Tool, write_tools: Collection[str]) -> bool:
-    # Explicit hints only; an unannotated tool counts as a read unless the operator lists it in
-    # writeTools (the config is ours to control, annotations are the server's claim).
+def is_write(
+    tool: types.Tool, write_tools: Collection[str], read_only_tools: Collection[str] = ()
+) -> bool:
+    """Whether ``tool`` may have side effects: tools are writes until proven reads.
+
+    The MCP spec's defaults hold (``readOnlyHint`` false, ``destructiveHint`` true), so a tool
+    is a read only when its server marks it ``readOnlyHint: true`` or the servers file lists it
+    in ``readOnlyTools``. A tool without annotations is a write. Any claim of writing wins over
+    any claim of reading: the operator's ``writeTools``, an explicit ``readOnlyHint: false``, or
+    ``destructiveHint: true`` (even beside ``readOnlyHint: true``, or beside our own
+    ``readOnlyTools``), since believing it can only take a tool away from workers.
+    """
+    if tool.name in write_tools:
+        return True
     ann = tool.annotations
-    hinted = ann is not None and (ann.readOnlyHint is False or ann.destructiveHint is True)
-    return hinted or tool.name in write_tools
+    if ann is not None and (ann.readOnlyHint is False or ann.destructiveHint is True):
+        return True
+    if tool.name in read_only_tools:
+        return False
+    return ann is None or ann.readOnlyHint is not True
 
 
 def register_tools(
@@ -64,36 +79,73 @@ def register_tools(
     server: str,
     tools: Sequence[types.Tool],
     write_tools: Collection[str],
+    read_only_tools: Collection[str] = (),
 ) -> list[str]:
     """Add ``server``'s tools to ``catalogue``; return one line per refused tool.
 
-    Refused: invalid qualified names (e.g. a tool named "bad.name" or with non-ASCII letters),
-    and names listed more than once or already registered. All copies of a duplicated name
-    are refused, since we could not know which definition the server would really run.
+    Each tool is refused on its own, and the others still register. Refused: invalid
+    qualified names (e.g. a tool named "bad.name" or with non-ASCII letters), names listed more
+    than once or already registered, and definitions over the limits of
+    ``workers.hub.admission`` or with a malformed input schema. All copies of a duplicated
+    name are refused, since we could not know which definition the server would really run.
+    Each line starts with the quoted qualified name (shortened if long) and says why.
     """
     refused: list[str] = []
     counts: dict[str, int] = {}
     for tool in tools:
         counts[tool.name] = counts.get(tool.name, 0) + 1
-    for tool in tools:
+    for index, tool in enumerate(tools):
         name = qualify(server, tool.name)
-        if not is_valid_qualified_name(name):
-            refused.append(f"{name!r}: invalid name (want server.tool, [A-Za-z0-9_-] only)")
-        elif counts[tool.name] > 1:
-            refused.append(f"{name!r}: listed {counts[tool.name]} times by server {server!r}")
-        elif name in catalogue:
-            refused.append(f"{name!r}: collides with an already-registered tool")
-        else:
-            spec = ToolSpec(
-                name=name,
-                server=server,
-                tool=tool.name,
-                description=tool.description or "",
-                input_schema=dict(tool.inputSchema),
-                writes=is_write(tool, write_tools),
-            )
-            catalogue[name] = CatalogueEntry(spec, definition_digest(tool))
+        try:
+            why = _refusal(catalogue, name, tool, index, counts[tool.name], server)
+            if why is None:
+                spec = ToolSpec(
+                    name=name,
+                    server=server,
+                    tool=tool.name,
+                    description=tool.description or "",
+                    input_schema=dict(tool.inputSchema),
+                    writes=is_write(tool, write_tools, read_only_tools),
+                )
+                catalogue[name] = CatalogueEntry(spec, definition_digest(tool))
+        except Exception as exc:  # noqa: BLE001 - one bad definition must not cost the others
+            why = f"definition could not be read ({type(exc).__name__})"
+        if why is not None:
+            refused.append(f"{_quoted(name)}: {why}"[:_MAX_REFUSAL_CHARS])
     return refused
+
+
+_MAX_REFUSAL_CHARS = 300
+_MAX_SHOWN_NAME = 80
+
+
+def _quoted(name: str) -> str:
+    # Always '...' quoted and starting with the server's own name, so a line can be matched to
+    # its server (ToolHub re-pins per server); a hostile 10,000-character name is shortened.
+    shown = repr(name)[1:-1]
+    if len(shown) > _MAX_SHOWN_NAME:
+        shown = f"{shown[:_MAX_SHOWN_NAME]}...({len(name)} chars)"
+    return f"'{shown}'"
+
+
+def _refusal(
+    catalogue: dict[str, CatalogueEntry],
+    name: str,
+    tool: types.Tool,
+    index: int,
+    count: int,
+    server: str,
+) -> str | None:
+    """Why this listed tool may not be catalogued, or None."""
+    if index >= MAX_TOOLS_PER_SERVER:
+        return refusal(tool, index)  # cheap, and says only that there are too many
+    if len(tool.name) <= MAX_TOOL_NAME_CHARS and not is_valid_qualified_name(name):
+        return "invalid name (want server.tool, [A-Za-z0-9_-] only)"
+    if count > 1:
+        return f"listed {count} times by server {server!r}"
+    if name in catalogue:
+        return "collides with an already-registered tool"
+    return refusal(tool, index)
 
 
 def check_pins(

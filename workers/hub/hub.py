@@ -13,11 +13,16 @@ Design, in short:
   remote server has no process: its death is seen when its connection breaks, and "restart"
   means opening a new session to the same URL.
 - **One namespace, exact names.** Tools are catalogued as ``server.tool``. Invalid or
-  colliding names are refused at registration (``hub.refused``), so lookups are exact.
+  colliding names are refused at registration (``hub.refused``), so lookups are exact, and so
+  are definitions over the limits of ``workers.hub.admission`` or with malformed input
+  schemas: each tool on its own, the server's other tools still register.
 - **Least privilege, checked before anything runs.** ``call`` checks the qualified name
-  against the caller's allowlist, then the catalogue. Write tools (per MCP annotations or the
-  config's ``writeTools``) are never offered by ``specs`` and never run by ``call``; only
-  ``call_action``, used by the graph's approved action step, runs them.
+  against the caller's allowlist, then the catalogue. Tools are writes until proven reads:
+  only a tool its server marks ``readOnlyHint: true`` (or the config lists in
+  ``readOnlyTools``) is a read. Write tools are never offered by ``specs`` and never run by
+  ``call``; only ``call_action``, used by the graph's approved action step, runs them.
+- **Results are not validated against server-supplied schemas** (see
+  ``ServerConnection.call_tool``): a hostile output schema cannot stall the event loop.
 - **Errors are values.** ``call``/``call_action`` never raise (bar cancellation): every
   failure is a ``ToolCallResult`` whose ``outcome`` the graph routes on and whose ``text`` a
   model can act on.
@@ -118,7 +123,7 @@ class ToolHub:
         self.config = config
         self.call_timeout_s = call_timeout_s
         self.result_cap_bytes = result_cap_bytes
-        self.refused: list[str] = []
+        self._refused: dict[str, list[str]] = {}  # per server, replaced when it is re-pinned
         self._catalogue: dict[str, CatalogueEntry] = {}
         self._pinned: set[str] = set()  # servers whose tools have been registered
         self._log_dir = Path(tempfile.mkdtemp(prefix="muster-hub-"))
@@ -196,11 +201,20 @@ class ToolHub:
     def _pin(self, conn: ServerConnection) -> None:
         for name in [n for n, e in self._catalogue.items() if e.spec.server == conn.name]:
             del self._catalogue[name]
-        self.refused = [r for r in self.refused if not r.startswith(f"'{conn.name}.")]
-        self.refused += register_tools(
-            self._catalogue, conn.name, conn.tools, conn.config.write_tools
+        self._refused[conn.name] = register_tools(
+            self._catalogue,
+            conn.name,
+            conn.tools,
+            conn.config.write_tools,
+            conn.config.read_only_tools,
         )
         self._pinned.add(conn.name)
+
+    @property
+    def refused(self) -> list[str]:
+        """One line per tool refused at registration, naming it and saying why (an invalid or
+        colliding name, a definition over the limits, a malformed input schema)."""
+        return [line for lines in self._refused.values() for line in lines]
 
     def specs(self, allow: Sequence[str]) -> list[ToolSpec]:
         """Tools the allowlist admits that are enabled and read-only, sorted by name."""
@@ -314,7 +328,10 @@ class ToolHub:
             if entry is None:
                 return self._missing(name, [s.name for s in self.specs(allow)], started)
             if entry.spec.writes:
-                text = f"ERROR: tool {name!r} has side effects; workers may only propose it"
+                text = (
+                    f"ERROR: tool {name!r} may have side effects (it is not marked read-only); "
+                    "workers may only propose it"
+                )
                 return self._result(name, CallOutcome.NOT_ALLOWED, text, started)
             return await self._run(entry, args, timeout_s, started)
         except Exception as exc:  # noqa: BLE001

@@ -7,7 +7,7 @@ can be dropped in. A server is either a stdio subprocess (``command``) or a remo
     {"mcpServers": {
         "orders": {"command": "python", "args": ["-m", "servers.orders"],
                    "env": {}, "cwd": null, "inheritEnv": ["MUSTER_ORDERS_DB"],
-                   "writeTools": ["issue_refund"]},
+                   "writeTools": ["issue_refund"], "readOnlyTools": []},
         "tickets": {"url": "https://tickets.example.com/mcp", "transport": "streamable_http",
                     "headers": {"Authorization": "Bearer ${TICKETS_TOKEN}"}}}}
 
@@ -15,9 +15,13 @@ Header values name secrets as ``${VAR}``, read from the hub's environment, so a 
 never holds a token. (For stdio servers, langchain-mcp-adapters expands ``${VAR}`` in ``env``
 values the same way: writing one is an explicit grant of that variable to the server.)
 
-``writeTools`` is our extension: tools the operator declares as side-effecting even if the
-server's annotations do not say so (annotations are hints the server controls; this list is
-controlled by whoever deploys Muster).
+``writeTools`` and ``readOnlyTools`` are our extensions. Tools are writes until proven reads
+(DESIGN principle 12): a tool is offered to workers only if its server marks it
+``readOnlyHint: true`` or ``readOnlyTools`` lists it. ``writeTools`` declares tools
+side-effecting whatever the server says; ``readOnlyTools`` vouches for tools a server leaves
+unannotated (annotations are hints the server controls; these lists are controlled by whoever
+deploys Muster). A server's own claim that a tool writes (``readOnlyHint: false`` or
+``destructiveHint: true``) is never overridden by ``readOnlyTools``.
 
 This module never imports the ``servers`` package: the hub talks to servers only over MCP.
 """
@@ -41,6 +45,7 @@ from pydantic import (
     Tag,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from workers.errors import ConfigError
@@ -72,6 +77,19 @@ class _ServerBase(BaseModel):
 
     write_tools: list[str] = Field(default_factory=list, alias="writeTools")
     """Tools the operator declares as side-effecting whatever the server's annotations say."""
+    read_only_tools: list[str] = Field(default_factory=list, alias="readOnlyTools")
+    """Tools the operator vouches are reads though the server does not mark them
+    ``readOnlyHint: true`` (an unannotated tool is otherwise a write, never offered to workers)."""
+
+    @model_validator(mode="after")
+    def _not_both(self) -> _ServerBase:
+        both = sorted(set(self.write_tools) & set(self.read_only_tools))
+        if both:
+            raise ValueError(
+                f"{', '.join(map(repr, both))} listed in both writeTools and readOnlyTools; "
+                "keep each tool in one of them"
+            )
+        return self
 
 
 class StdioServerConfig(_ServerBase):

@@ -27,6 +27,7 @@ import mcp.types as types
 from langchain_mcp_adapters.sessions import create_session
 from mcp import ClientSession
 
+from workers.hub.admission import MAX_TOOL_PAGES, MAX_TOOLS_PER_SERVER
 from workers.hub.servers_config import ServerConfig, StdioServerConfig
 from workers.hub.transports import (
     ChildHooks,
@@ -250,13 +251,28 @@ class ServerConnection:
     async def call_tool(
         self, tool: str, args: dict[str, Any], timeout_s: float
     ) -> types.CallToolResult:
-        """session.call_tool with the SDK's timeout, failing fast if the session goes away.
+        """tools/call with the SDK's timeout, failing fast if the session goes away.
 
         Raises ServerDown if there is no session or it closes while the call is in flight.
+
+        This sends the request itself instead of using ``ClientSession.call_tool``, which
+        validates a structured result against the tool's ``outputSchema`` with jsonschema,
+        synchronously on the event loop. That schema is the server's own: a catastrophic
+        regex in it (``"pattern": "^(a+)+$"`` against 30 'a's and a '!') stalled the whole
+        process for seconds, past every timeout. We skip that validation rather than run it
+        in a thread with a time limit, because a thread cannot be stopped (a runaway regex
+        would keep a core and the GIL busy after we gave up on it) and because the check buys
+        the hub nothing: it never trusts tool output, which reaches a model only as capped
+        text, and a lying server could as well send wrong data that fits its schema.
         """
+        request = types.ClientRequest(
+            types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=args))
+        )
         timeout = timedelta(seconds=timeout_s)
         return await self._request(
-            lambda session: session.call_tool(tool, args, read_timeout_seconds=timeout)
+            lambda session: session.send_request(
+                request, types.CallToolResult, request_read_timeout_seconds=timeout
+            )
         )
 
     async def ping(self) -> None:
@@ -312,16 +328,21 @@ def _consume(task: asyncio.Future[Any]) -> None:
 
 
 async def list_all_tools(session: ClientSession) -> list[types.Tool]:
-    """tools/list, following pagination cursors."""
+    """tools/list, following pagination cursors, within the limits of what a server may list.
+
+    Reading stops after ``MAX_TOOL_PAGES`` pages, or once more than ``MAX_TOOLS_PER_SERVER``
+    tools are in (the catalogue refuses those beyond the limit, one line each).
+    """
     tools: list[types.Tool] = []
     cursor: str | None = None
-    while True:
+    for _ in range(MAX_TOOL_PAGES):
         params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_tools(params=params)
         tools.extend(page.tools)
         cursor = page.nextCursor
-        if not cursor:
-            return tools
+        if not cursor or len(tools) > MAX_TOOLS_PER_SERVER:
+            break
+    return tools
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,0 +1,242 @@
+"""Who may decide on a proposed action, and what a decision needs: approvers and limits as data.
+
+`approvers.json` (next to this module; `MUSTER_APPROVERS` names another file) lists the people
+who may answer an approval interrupt, with their roles, and the limits taken from policy: an
+action above a limit's threshold needs the role the limit names ("Refunds above $500 need a
+team lead", POL-REF-001). The graph's `approve` node checks every resume value with
+`check_decision`, so Studio, the notebook and the CLI are held to the same rules; the CLI runs
+the same checks first only to fail before anything starts.
+
+A resume value that fails a check is a `Refusal`, not a decision: the action stays pending.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from workers.errors import ConfigError
+
+APPROVERS_ENV = "MUSTER_APPROVERS"
+"""Names an approvers file to use instead of the shipped one."""
+
+DEFAULT_APPROVERS_FILE = Path(__file__).resolve().parent / "approvers.json"
+"""The approvers and limits shipped with Muster."""
+
+MIN_DIGEST_PREFIX = 8
+"""A digest given by hand must carry at least this many hex characters."""
+
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+class Approver(BaseModel):
+    """One person who may answer approval interrupts."""
+
+    roles: tuple[str, ...] = Field(min_length=1)
+    """What they may do, e.g. `agent`, `team_lead`; the first is the role a decision is
+    recorded under when no limit asks for another."""
+
+
+class Limit(BaseModel):
+    """A policy limit: above `above`, the action needs `role`."""
+
+    policy: str
+    """The policy it comes from, e.g. `POL-REF-001`."""
+    rule: str
+    """The policy's sentence, quoted in every refusal."""
+    tool: str
+    """The write tool it applies to, e.g. `orders.issue_refund`."""
+    arg: str
+    """The argument that is compared, e.g. `amount_cents`."""
+    above: int
+    """The threshold: a value strictly above it needs `role`."""
+    role: str
+    """The role an approver needs above the threshold."""
+
+    def applies(self, tool: str, args: Mapping[str, Any]) -> bool:
+        """Whether this action is over the limit. A value that is not a number counts as over:
+        what cannot be compared needs the stricter role."""
+        if tool != self.tool or self.arg not in args:
+            return False
+        value = args[self.arg]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return True
+        return value > self.above
+
+
+class ApproverConfig(BaseModel):
+    """Every approver, by name, and the limits their decisions are held to."""
+
+    approvers: dict[str, Approver]
+    """Approvers keyed by the name a decision's `by` carries."""
+    limits: tuple[Limit, ...] = ()
+    """Policy limits, checked on every approval."""
+
+    def names(self) -> str:
+        """The known approvers, for error messages."""
+        return ", ".join(sorted(self.approvers)) or "(none)"
+
+    def holders(self, role: str) -> list[str]:
+        """The approvers who hold `role`."""
+        return sorted(name for name, a in self.approvers.items() if role in a.roles)
+
+    def limits_for(self, tool: str, args: Mapping[str, Any]) -> list[Limit]:
+        """The limits this action is over."""
+        return [limit for limit in self.limits if limit.applies(tool, args)]
+
+    def unknown_approver(self, by: str) -> str | None:
+        """Why `by` may not decide, or None when it names a known approver."""
+        if by in self.approvers:
+            return None
+        return f"{by!r} is not a known approver (known: {self.names()})"
+
+    def role_problem(self, by: str, tool: str, args: Mapping[str, Any]) -> str | None:
+        """Why `by` may not approve this action, or None when every limit is met."""
+        approver = self.approvers[by]
+        for limit in self.limits_for(tool, args):
+            if limit.role not in approver.roles:
+                who = ", ".join(self.holders(limit.role)) or "nobody; fix the approvers file"
+                return (
+                    f"{by} ({', '.join(approver.roles)}) may not approve this: {limit.rule} "
+                    f"({limit.policy}: {limit.arg} {args[limit.arg]} is above {limit.above}); "
+                    f"it needs an approver with role {limit.role} ({who})"
+                )
+        return None
+
+    def role_for(self, by: str, tool: str, args: Mapping[str, Any], *, approved: bool) -> str:
+        """The role a decision is recorded under: the role the limits asked for when `by`
+        approved an action over them, else `by`'s first role."""
+        if approved:
+            needed = [limit.role for limit in self.limits_for(tool, args)]
+            if needed:
+                return ",".join(dict.fromkeys(needed))
+        return self.approvers[by].roles[0]
+
+
+def approvers_path(given: str | Path | None = None) -> Path:
+    """The approvers file: `given`, else `MUSTER_APPROVERS`, else the shipped one."""
+    return Path(given or os.environ.get(APPROVERS_ENV) or DEFAULT_APPROVERS_FILE).expanduser()
+
+
+def load_approvers(path: str | Path | None = None) -> ApproverConfig:
+    """Read and validate an approvers file; a `ConfigError` says what is wrong. Reads a file:
+    call it off the event loop where blocking matters (the graph's nodes under Studio)."""
+    path = approvers_path(path)
+    try:
+        config = ApproverConfig.model_validate(json.loads(path.read_text()))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"approvers file {path} does not exist; set {APPROVERS_ENV} to one that does"
+        ) from None
+    except (json.JSONDecodeError, ValidationError) as error:
+        first = str(error).splitlines()[0]
+        raise ConfigError(f"approvers file {path} is malformed: {first}") from None
+    for limit in config.limits:
+        if not config.holders(limit.role):
+            raise ConfigError(
+                f"approvers file {path}: limit {limit.policy} needs role {limit.role!r}, "
+                "which no approver holds"
+            )
+    return config
+
+
+def digest_prefix_problem(given: object) -> str | None:
+    """Why `given` cannot name a digest, or None when it is at least `MIN_DIGEST_PREFIX` hex
+    characters."""
+    if not isinstance(given, str) or not given.strip():
+        return (
+            "the decision carries no digest; give the pending approval's digest "
+            f"(at least {MIN_DIGEST_PREFIX} hex characters)"
+        )
+    text = given.strip().lower()
+    if not _HEX.fullmatch(text):
+        return f"digest {given[:20]!r} is not hex; copy it from the pending approval"
+    if len(text) < MIN_DIGEST_PREFIX:
+        return (
+            f"digest {given!r} is too short: give at least {MIN_DIGEST_PREFIX} hex characters "
+            "of the pending approval's digest"
+        )
+    return None
+
+
+def digest_problem(given: object, digest: str) -> str | None:
+    """Why `given` does not name `digest`, or None when it is the digest or a prefix of at
+    least `MIN_DIGEST_PREFIX` hex characters."""
+    problem = digest_prefix_problem(given)
+    if problem is not None or not isinstance(given, str):
+        return problem
+    text = given.strip().lower()
+    if not digest.startswith(text):
+        return (
+            f"the pending action's digest {digest[:16]}… does not start with {text[:16]!r}: "
+            "the approval does not match this action (digest mismatch)"
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A resume value that holds: who decided what, under which role."""
+
+    decision: Literal["approved", "rejected"]
+    """What the human decided."""
+    by: str
+    """The approver's name."""
+    role: str
+    """The role the decision was made under."""
+    note: str
+    """The human's note."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A resume value that is not a decision: the action stays pending."""
+
+    error: str
+    """Why, in one line, with what to do next."""
+    by: str
+    """Who sent it, as the value said (`unknown` when it did not say)."""
+    approved: bool | None
+    """What it asked for, when it said."""
+
+
+def check_decision(
+    value: object, *, digest: str, tool: str, args: Mapping[str, Any], config: ApproverConfig
+) -> Decision | Refusal:
+    """A human's resume value `{"approved": bool, "digest": str, "by": str, "note": str}`
+    checked against the pending action: a known approver, the action's digest, and for an
+    approval the roles its limits need. Any approver may reject."""
+    if not isinstance(value, dict):
+        return Refusal(
+            error=f'unreadable decision {value!r}; resume with {{"approved": true|false, '
+            '"digest": "...", "by": "<approver>", "note": "..."}',
+            by="unknown",
+            approved=None,
+        )
+    by = str(value.get("by") or "unknown")
+    approved = value.get("approved")
+    if not isinstance(approved, bool):
+        return Refusal(
+            error=f'"approved" must be true or false, not {approved!r}', by=by, approved=None
+        )
+    problem = (
+        config.unknown_approver(by)
+        or digest_problem(value.get("digest"), digest)
+        or (config.role_problem(by, tool, args) if approved else None)
+    )
+    if problem:
+        return Refusal(error=problem, by=by, approved=approved)
+    note = str(value.get("note") or "")
+    return Decision(
+        decision="approved" if approved else "rejected",
+        by=by,
+        role=config.role_for(by, tool, args, approved=approved),
+        note=note if note or approved else "rejected by a human",
+    )

@@ -1,0 +1,257 @@
+"""A duplicate charge is refunded once, whichever thread asks (principle 11).
+
+Two tickets about the same duplicate charge each propose its refund while nothing is refunded.
+Approving both, one after the other or racing, leaves exactly one refund row: `act` re-reads
+the refunds before it writes and refuses when they moved, and the orders server refuses a
+second refund of a duplicate charge whatever its idempotency key. A ticket that arrives after
+the refund proposes nothing and says when and by which thread it was refunded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from langgraph.types import Command, Interrupt
+from mcp import ClientSession
+from mcp.shared.memory import create_connected_server_and_client_session
+from mcp.types import TextContent
+
+from checkpoints.threads import thread_config
+from graph.app.runtime import MusterRuntime, open_runtime, stream_run
+from servers import orders
+from servers.approval import action_digest, mint_token
+from tests.conftest import HANG_TIMEOUT_S, MusterEnv
+from workers.contracts import ActionRecord, Finding, Handoff, ProposedAction
+from workers.proposals import review_proposal, suggest_actions
+
+TICKET = "Order #12345 was charged twice, please refund the duplicate"
+REFUND_TOOL = "orders.issue_refund"
+DUPLICATE = {"order_id": "12345", "amount_cents": 12900}
+
+
+def ledger(db: Path, order_id: str = "12345") -> list[dict[str, Any]]:
+    """The refunds runs wrote for an order (seed rows excluded)."""
+    conn = sqlite3.connect(db)
+    try:
+        conn.row_factory = sqlite3.Row
+        rows = conn.execute(
+            "SELECT amount_cents, charge_id, requested_by, idempotency_key FROM refunds"
+            " WHERE order_id = ? AND idempotency_key NOT LIKE 'seed-%'",
+            (order_id,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [dict(row) for row in rows]
+
+
+async def waiting(runtime: MusterRuntime, thread: str) -> Interrupt:
+    """Run the ticket on a new thread to its one approval interrupt."""
+    await stream_run(runtime, thread, {"request": TICKET})
+    snapshot = await runtime.graph.aget_state(thread_config(thread))
+    (pending,) = snapshot.interrupts
+    assert pending.value["kind"] == "approval" and pending.value["args"] == DUPLICATE
+    return pending
+
+
+async def approve(runtime: MusterRuntime, thread: str, pending: Interrupt) -> dict[str, Any]:
+    decision = {"approved": True, "digest": pending.value["digest"], "by": "alice"}
+    return await stream_run(runtime, thread, Command(resume={pending.id: decision}))
+
+
+def last_action(values: dict[str, Any]) -> ActionRecord:
+    actions: list[ActionRecord] = values.get("actions") or []
+    assert actions
+    return actions[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+async def test_two_threads_approved_one_after_the_other_refund_once(
+    muster_env: MusterEnv,
+) -> None:
+    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+        first = await waiting(runtime, "dup-a")
+        second = await waiting(runtime, "dup-b")  # both saw nothing refunded
+        a = await approve(runtime, "dup-a", first)
+        assert last_action(a).status == "executed"
+        b = await approve(runtime, "dup-b", second)
+        record_b = last_action(b)
+        assert record_b.status == "refused"
+        assert "refused before execution" in record_b.result
+        assert "already refunded" in record_b.result and "by thread dup-a" in record_b.result
+        answer_b = b["answer"]
+        assert answer_b.needs_human
+        assert "The duplicate charge on order 12345 was already refunded" in answer_b.text
+
+        # A third ticket after the refund proposes nothing and says who refunded it.
+        c = await stream_run(runtime, "dup-c", {"request": TICKET})
+        snapshot = await runtime.graph.aget_state(thread_config("dup-c"))
+        assert not snapshot.interrupts
+        assert not [a for r in c["reports"] for a in r.proposed_actions]
+        assert "was already refunded on" in c["answer"].text
+        assert "by thread dup-a" in c["answer"].text
+
+    rows = ledger(muster_env.orders_db)
+    assert [(r["amount_cents"], r["charge_id"], r["requested_by"]) for r in rows] == [
+        (12900, "ch_12345_2", "dup-a")
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+async def test_two_threads_approved_racing_refund_once(muster_env: MusterEnv) -> None:
+    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+        first = await waiting(runtime, "race-a")
+        second = await waiting(runtime, "race-b")
+        a, b = await asyncio.gather(
+            approve(runtime, "race-a", first), approve(runtime, "race-b", second)
+        )
+    records = sorted([last_action(a), last_action(b)], key=lambda r: r.status)
+    assert [r.status for r in records] == ["executed", "refused"]
+    loser = records[1]
+    # Refused by `act` (it re-read the refund) or by the server (the ledger), both say why.
+    assert "already refunded" in loser.result and "by thread race-" in loser.result
+    rows = ledger(muster_env.orders_db)
+    assert [(r["amount_cents"], r["charge_id"]) for r in rows] == [(12900, "ch_12345_2")]
+    losing_answer = a["answer"] if last_action(a).status == "refused" else b["answer"]
+    assert losing_answer.needs_human
+    assert "was already refunded" in losing_answer.text
+
+
+# --- the orders server: the ledger itself ----------------------------------------------------
+
+
+@asynccontextmanager
+async def orders_session() -> AsyncIterator[ClientSession]:
+    with anyio.fail_after(HANG_TIMEOUT_S):
+        async with create_connected_server_and_client_session(orders.mcp._mcp_server) as s:
+            yield s
+
+
+async def refund(s: ClientSession, amount: int, key: str, thread: str) -> tuple[bool, str]:
+    args = {"order_id": "12345", "amount_cents": amount, "idempotency_key": key}
+    secret = "test-secret-ledger"
+    token = mint_token(action_digest(REFUND_TOOL, args), secret=secret, expires_at=time.time() + 60)
+    result = await s.call_tool("issue_refund", {**args, "approval": token, "requested_by": thread})
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return not result.isError, block.text
+
+
+async def test_server_refunds_a_duplicate_once_whatever_the_key(
+    muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MUSTER_APPROVAL_SECRET", "test-secret-ledger")
+    async with orders_session() as s:
+        done, text = await refund(s, 12900, "key-a", "thread-a")
+        assert done, text
+        assert json.loads(text)["charge_id"] == "ch_12345_2"
+        again, text = await refund(s, 12900, "key-a", "thread-a")  # its own replay
+        assert again and json.loads(text)["replayed"] is True
+        refused, text = await refund(s, 12900, "key-b", "thread-b")
+        assert not refused
+        assert "the duplicate charge ch_12345_2 on order 12345 was already refunded" in text
+        assert "by thread thread-a" in text and "idempotency key key-a" in text
+        status = await s.call_tool("refund_status", {"order_id": "12345"})
+    block = status.content[0]
+    assert isinstance(block, TextContent)
+    data = json.loads(block.text)
+    assert data["refunded_cents"] == 12900
+    assert [(r["charge_id"], r["requested_by"]) for r in data["refunds"]] == [
+        ("ch_12345_2", "thread-a")
+    ]
+    assert data["duplicate_charges"][0]["refund_ids"] == [data["refunds"][0]["refund_id"]]
+    assert [r["idempotency_key"] for r in ledger(muster_env.orders_db)] == ["key-a"]
+
+
+# --- the proposal review ----------------------------------------------------------------------
+
+
+def findings(refunds: list[dict[str, Any]]) -> list[Finding]:
+    order = {
+        "order_id": "12345",
+        "amount_cents": 12900,
+        "amount": "$129.00",
+        "status": "delivered",
+        "charge_count": 2,
+        "total_charged_cents": 25800,
+        "duplicate_charge": True,
+    }
+    refunded = sum(r["amount_cents"] for r in refunds)
+    status = {
+        "order_id": "12345",
+        "refunds": refunds,
+        "total_charged_cents": 25800,
+        "refunded_cents": refunded,
+        "refundable_cents": 25800 - refunded,
+        "duplicate_charges": [
+            {
+                "charge_id": "ch_12345_2",
+                "amount_cents": 12900,
+                "refund_ids": [r["refund_id"] for r in refunds if r["charge_id"] == "ch_12345_2"],
+            }
+        ],
+    }
+    return [
+        Finding(
+            id="F1", tool="orders.find_order", call_id="c1", args={}, observation=json.dumps(order)
+        ),
+        Finding(
+            id="F2",
+            tool="orders.refund_status",
+            call_id="c2",
+            args={},
+            observation=json.dumps(status),
+        ),
+    ]
+
+
+PACKET = Handoff(
+    id="billing-1",
+    recipient="billing",
+    objective="Check the duplicate charge.",
+    inputs={"order_id": "12345", "intents": "duplicate_charge"},
+)
+
+
+def test_review_caps_a_duplicate_refund_at_the_duplicated_amount() -> None:
+    seen = findings([])
+    whole = ProposedAction(tool=REFUND_TOOL, args={"order_id": "12345", "amount_cents": 25800})
+    problem = review_proposal(whole, PACKET, seen, [REFUND_TOOL])
+    assert isinstance(problem, str) and "exceeds the duplicated amount 12900" in problem
+    accepted = review_proposal(
+        ProposedAction(tool=REFUND_TOOL, args=DUPLICATE), PACKET, seen, [REFUND_TOOL]
+    )
+    assert isinstance(accepted, ProposedAction)
+    assert accepted.observed_refunded_cents == 0
+    (suggested,) = suggest_actions(PACKET, seen)
+    assert suggested.args == DUPLICATE
+
+
+def test_nothing_is_proposed_once_the_duplicate_is_refunded() -> None:
+    seen = findings(
+        [
+            {
+                "refund_id": "re_1",
+                "amount_cents": 12900,
+                "charge_id": "ch_12345_2",
+                "requested_by": "dup-a",
+                "created_at": "2025-04-24",
+                "idempotency_key": "k",
+            }
+        ]
+    )
+    assert suggest_actions(PACKET, seen) == []
+    problem = review_proposal(
+        ProposedAction(tool=REFUND_TOOL, args=DUPLICATE), PACKET, seen, [REFUND_TOOL]
+    )
+    assert isinstance(problem, str) and "already refunded" in problem
