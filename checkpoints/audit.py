@@ -63,6 +63,10 @@ class AuditLog:
             columns = {row[1] async for row in cursor}
         if "role" not in columns:  # a log written before roles were recorded
             await conn.execute("ALTER TABLE muster_audit ADD COLUMN role TEXT NOT NULL DEFAULT ''")
+        await conn.execute(
+            "CREATE INDEX IF NOT EXISTS muster_audit_by_action"
+            " ON muster_audit (thread_id, digest, event)"
+        )
         await conn.commit()
         return cls(conn)
 
@@ -84,22 +88,18 @@ class AuditLog:
         self, *, thread_id: str, actor: str, role: str, digest: str, result: Any
     ) -> tuple[AuditRow, bool]:
         """Record the decision on `digest` unless one is recorded already; return the decision
-        that stands and whether it is this one. The check and the insert are one write
-        transaction, so of two processes deciding at once exactly one is first."""
-        await self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            cursor = await self._conn.execute(
-                f"INSERT INTO muster_audit ({_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?"
-                " WHERE NOT EXISTS (SELECT 1 FROM muster_audit"
-                " WHERE thread_id = ? AND digest = ? AND event = ?)",
-                (time.time(), thread_id, DECISION, actor, digest, _text(result), role)
-                + (thread_id, digest, DECISION),
-            )
-            inserted = cursor.rowcount == 1
-            await self._conn.commit()
-        except BaseException:
-            await self._conn.rollback()
-            raise
+        that stands and whether it is this one. The check and the insert are one statement,
+        which SQLite runs under the database's write lock, so of two processes deciding at
+        once exactly one is first (and coroutines sharing this connection need no lock)."""
+        cursor = await self._conn.execute(
+            f"INSERT INTO muster_audit ({_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?"
+            " WHERE NOT EXISTS (SELECT 1 FROM muster_audit"
+            " WHERE thread_id = ? AND digest = ? AND event = ?)",
+            (time.time(), thread_id, DECISION, actor, digest, _text(result), role)
+            + (thread_id, digest, DECISION),
+        )
+        inserted = cursor.rowcount == 1
+        await self._conn.commit()
         standing = await self.decision(thread_id, digest)
         assert standing is not None  # inserted above, or there already
         return standing, inserted

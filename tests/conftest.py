@@ -7,6 +7,7 @@ checkpointer is `AsyncSqliteSaver` on a file. Nothing here mocks them.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -56,6 +57,21 @@ def wait_until(
             pytest.fail(f"no sign of {what} after {timeout_s:g}s")
         time.sleep(0.02)
     return value
+
+
+def calls_so_far(call_log: Path, *, server: str, tool: str | None = None) -> int:
+    """Calls a server has logged so far, read while servers may still be appending (a line
+    being written is not counted yet)."""
+    if not call_log.exists():
+        return 0
+    count = 0
+    for line in call_log.read_text(encoding="utf-8").splitlines():
+        try:
+            call = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        count += call.get("server") == server and tool in (None, call.get("tool"))
+    return count
 
 
 def saved_branch_workers(db: Path, thread: str) -> set[str]:

@@ -14,6 +14,7 @@ order charged $649 twice, and once through the `muster` CLI (slow).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from pathlib import Path
@@ -185,6 +186,22 @@ async def test_the_first_decision_stands_in_the_audit_log(tmp_path: Path) -> Non
             ("t", "decision", "lead", "team_lead"),
             ("t2", "decision", "bob", "agent"),
         ]
+
+    # Two connections (two processes' worth) deciding at once: exactly one is first.
+    async with (
+        await AuditLog.open(tmp_path / "audit.sqlite") as one,
+        await AuditLog.open(tmp_path / "audit.sqlite") as two,
+    ):
+        results = await asyncio.gather(
+            *(
+                log.decide(
+                    thread_id="race", actor=who, role="agent", digest="d2", result={"decision": d}
+                )
+                for log, who, d in [(one, "alice", "approved"), (two, "bob", "rejected")] * 5
+            )
+        )
+    assert sum(inserted for _, inserted in results) == 1
+    assert len({row for row, _ in results}) == 1
 
 
 # --- the approve node, as Studio and the notebook reach it --------------------------------------

@@ -30,6 +30,7 @@ from tests.conftest import (
     HANG_TIMEOUT_S,
     PROJECT_ROOT,
     MusterEnv,
+    calls_so_far,
     saved_branch_workers,
     wait_until,
 )
@@ -123,7 +124,7 @@ def _wait_for_fast_workers(
         events = read_trace(trace)
         if not set(FAST_WORKERS) <= _finished_workers(events):
             return []
-        return events if count_calls(call_log, server="policy", tool="check_policy") else []
+        return events if calls_so_far(call_log, server="policy", tool="check_policy") else []
 
     return wait_until(reached, f"billing and comms finishing (trace {trace})", proc=proc)
 

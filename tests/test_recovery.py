@@ -31,6 +31,7 @@ from tests.conftest import (
     PROJECT_ROOT,
     MusterEnv,
     by_worker,
+    calls_so_far,
     run_ticket,
     wait_until,
 )
@@ -363,7 +364,7 @@ def test_signal_drains_checkpoints_and_resume_completes(
             lambda: (
                 trace.exists()
                 and '"worker": "billing"' in trace.read_text()
-                and count_calls(muster_env.call_log, server="policy") > 0
+                and calls_so_far(muster_env.call_log, server="policy") > 0
             ),
             "the workers running and the policy call in flight",
             proc=process,

@@ -18,6 +18,7 @@ import pytest
 import pytest_asyncio
 
 from tests.fixtures.hostile_server import BULK, LONG_NAME, regex_length
+from workers.contracts import Handoff
 from workers.hub import CallOutcome, ToolHub, parse_servers_config
 from workers.hub.admission import (
     MAX_DESCRIPTION_CHARS,
@@ -28,7 +29,14 @@ from workers.hub.admission import (
     check_input_schema,
 )
 from workers.hub.catalogue import CatalogueEntry, register_tools
-from workers.hub.servers_config import DEFAULT_SERVERS_FILE, ServersConfigError
+from workers.hub.servers_config import (
+    DEFAULT_SERVERS_FILE,
+    ServersConfigError,
+    StdioServerConfig,
+)
+from workers.loop import run_worker
+from workers.models import OfflineChatModel
+from workers.roster import load_roster
 
 module_loop = pytest.mark.asyncio(loop_scope="module")
 
@@ -73,7 +81,10 @@ def test_over_limit_definitions_are_refused_one_by_one() -> None:
     assert "characters long" in name_line
     assert any(line.startswith("'s.long_description': description is") for line in refused)
     assert any(line.startswith("'s.deep': input schema is nested") for line in refused)
-    assert "'s.malformed': input schema is malformed: $.properties must be an object, not []" in refused
+    assert (
+        "'s.malformed': input schema is malformed: $.properties must be an object, not []"
+        in refused
+    )
 
 
 def test_tools_beyond_the_count_limit_are_refused_each() -> None:
@@ -166,7 +177,9 @@ async def hub(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolHub
 
 
 def _log(hub: ToolHub) -> Path:
-    return Path(hub.config.mcp_servers["hostile"].env["HOSTILE_CALL_LOG"])  # type: ignore[union-attr]
+    server = hub.config.mcp_servers["hostile"]
+    assert isinstance(server, StdioServerConfig)
+    return Path(server.env["HOSTILE_CALL_LOG"])
 
 
 @module_loop
@@ -256,3 +269,22 @@ async def test_the_reference_time_server_marks_its_reads() -> None:
             "time.get_current_time",
         ]
         assert hub.refused == []
+
+
+@module_loop
+@pytest.mark.integration
+async def test_a_worker_granted_the_hostile_server_still_works(hub: ToolHub) -> None:
+    # One malformed schema once failed the whole comms worker; now that tool is just absent.
+    packet = Handoff(
+        id="p-1",
+        recipient="comms",
+        objective="Look the record up.",
+        inputs={"text": "customers"},
+        tool_allow=("hostile.",),
+    )
+    spec = load_roster().workers["comms"]
+    report = await run_worker(packet, spec=spec, hub=hub, model=OfflineChatModel())
+    assert report.status == "ok", report.note
+    used = {finding.tool for finding in report.findings}
+    assert "hostile.lookup" in used and "hostile.drop_table" not in used
+    assert "drop_table" not in calls(_log(hub))
