@@ -7,10 +7,11 @@ run starts, so nothing is lost to a half-opened store.
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import aiosqlite
@@ -24,6 +25,9 @@ DEFAULT_DB = Path(__file__).resolve().parent / "muster.sqlite"
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
+BUSY_TIMEOUT_S = 30.0
+"""How long a connection to the checkpoint file waits for SQLite's write lock."""
+
 
 class CheckpointStoreError(ConfigError):
     """The checkpoint database cannot be opened; the message says which file and why."""
@@ -34,8 +38,29 @@ def resolve_db_path(path: str | Path | None = None) -> Path:
     return Path(path or os.environ.get("MUSTER_DB") or DEFAULT_DB).expanduser()
 
 
+def check_db_location(path: Path) -> None:
+    """Refuse, without touching the disk, a path that no file can have (a NUL byte, a name
+    too long, a parent that is a file); `check_db_path` does the rest when the store opens."""
+    if "\0" in str(path):
+        raise CheckpointStoreError(f"cannot use checkpoint database {path!r}: it has a null byte")
+    try:
+        path.exists()
+        path.parent.exists()
+    except (OSError, ValueError) as error:
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise CheckpointStoreError(f"cannot use checkpoint database {path!s:.200}: {why}") from None
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CheckpointStoreError(
+                    f"cannot create checkpoint database {path}: {parent} is not a folder"
+                )
+            break
+
+
 def check_db_path(path: Path, *, must_exist: bool = False) -> None:
     """Refuse a path that is not (or cannot become) a SQLite database."""
+    check_db_location(path)
     if path.exists():
         if not path.is_file():
             raise CheckpointStoreError(f"cannot open checkpoint database {path}: not a file")
@@ -63,6 +88,21 @@ def check_db_path(path: Path, *, must_exist: bool = False) -> None:
             raise CheckpointStoreError(
                 f"cannot create checkpoint database in {path.parent}: permission denied"
             )
+        _probe_create(path)
+
+
+def _probe_create(path: Path) -> None:
+    """Create and remove the file, so a folder that only looks writable (`/proc`, a read-only
+    mount, root's `os.access`) is refused here in one line, not by SQLite mid-open."""
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return  # created meanwhile: opening it decides
+    except OSError as error:
+        why = error.strerror or errno.errorcode.get(error.errno or 0, "error")
+        raise CheckpointStoreError(f"cannot create checkpoint database {path}: {why}") from None
+    os.close(handle)
+    path.unlink(missing_ok=True)
 
 
 def strict_serializer(allowed_types: Sequence[type]) -> JsonPlusSerializer:
@@ -88,14 +128,20 @@ async def open_checkpointer(
     serializer restores `allowed_types` (the state's own types) and nothing unsafe."""
     db = resolve_db_path(path)
     check_db_path(db, must_exist=must_exist)
-    async with aiosqlite.connect(str(db)) as conn:
-        saver = AsyncSqliteSaver(conn, serde=strict_serializer(allowed_types))
+    async with AsyncExitStack() as stack:
         try:
+            # BUSY_TIMEOUT_S, not sqlite's 5 s: other processes write this file too (other
+            # threads' runs, leases, the audit log); a busy store slows a step, never fails it.
+            conn = await stack.enter_async_context(
+                aiosqlite.connect(str(db), timeout=BUSY_TIMEOUT_S)
+            )
+            saver = AsyncSqliteSaver(conn, serde=strict_serializer(allowed_types))
             await saver.setup()  # also switches the file to WAL
-        except sqlite3.DatabaseError as error:
+            # In WAL mode, NORMAL skips the fsync on every commit (one per task write) but
+            # stays consistent, and nothing committed is lost when the process is killed; only
+            # a power cut can drop the last commits. At a 40-way fan-out that is most of the
+            # overhead.
+            await conn.execute("PRAGMA synchronous=NORMAL")
+        except (sqlite3.Error, OSError) as error:
             raise CheckpointStoreError(f"cannot open checkpoint database {db}: {error}") from None
-        # In WAL mode, NORMAL skips the fsync on every commit (one per task write) but stays
-        # consistent, and nothing committed is lost when the process is killed; only a power
-        # cut can drop the last commits. At a 40-way fan-out that is most of the overhead.
-        await conn.execute("PRAGMA synchronous=NORMAL")
         yield saver

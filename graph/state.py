@@ -49,6 +49,9 @@ class MusterState(InputState, total=False):
     """Claims `verify` could not tie to an observation, one line each."""
     stop_reason: str
     """Which run limit stopped new work, written by `collect`; absent while within limits."""
+    deadline_at: float
+    """The run's wall-clock deadline (epoch seconds), stored by `plan` from `--deadline` so a
+    resume keeps it (`graph.limits.deadline_for`); absent when the run has none."""
     answer: Answer
     """The final answer, written by `synthesize`."""
 

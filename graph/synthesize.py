@@ -93,7 +93,9 @@ def _missing_tools(report: Report) -> str | None:
 
 
 def _evidence_line(cite: str, finding: Finding) -> str:
-    """One readable line of evidence: what was looked up, and what it said."""
+    """One readable line of evidence: what was looked up, and what it said, marked as data
+    quoted from the tool (`[tool data] «…»`), on one line, so text a tool returns (an order
+    note, a KB article) never reads as part of the answer or as an instruction."""
     args = ", ".join(f"{k}={v}" for k, v in finding.args.items())
     try:
         data: Any = json.loads(finding.observation)
@@ -127,7 +129,8 @@ def _evidence_line(cite: str, finding: Finding) -> str:
     else:
         said = summarize_text(finding.observation)
     source = " (cached fallback)" if finding.source == "fallback" else ""
-    return f"[{cite}] {finding.tool}({args}){source}: {said}"
+    quoted = " ".join(said.replace("«", "‹").replace("»", "›").split())  # cannot close the quote
+    return f"[{cite}] {finding.tool}({args}){source}: [tool data] «{quoted}»"
 
 
 def _proposed(reports: dict[str, Report]) -> list[ProposedAction]:

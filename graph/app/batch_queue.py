@@ -18,6 +18,7 @@ from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 from langgraph.types import StateSnapshot
 
+from checkpoints.lease import hold_sqlite_thread
 from checkpoints.threads import status_of, thread_config
 from graph.app.batch_outcomes import TicketResult, read_result, result_from_snapshot
 from graph.app.batch_report import BatchProgress, append_jsonl
@@ -90,6 +91,22 @@ def plan_batch(
     return plan
 
 
+async def still_needs(graph: Graph, thread_id: str, *, resume: bool) -> bool:
+    """Whether the planned run or resume of `thread_id` is still due, read under its lease.
+    A ticket to run whose thread appeared meanwhile raises; one to resume that another
+    process finished or brought to an interrupt is only read back."""
+    snapshot = await graph.aget_state(thread_config(thread_id))
+    status = status_of(snapshot)
+    if not resume:
+        if status != "new":
+            raise ConfigError(
+                f"thread {thread_id} was started by another process meanwhile ({status}); "
+                "run the batch again with --resume"
+            )
+        return True
+    return status in ("in progress", "failed")
+
+
 async def run_batch(
     runtime: MusterRuntime,
     path: Path,
@@ -127,14 +144,18 @@ async def run_batch(
             error: str | None = None
             graph = await lanes.get()
             try:
-                await stream_run(
-                    runtime,
-                    thread_id,
-                    None if resume else {"request": ticket.request},
-                    services=runtime.for_thread(thread_id),
-                    control=control,
-                    graph=graph,
-                )
+                # The thread's lease, then a fresh look at it: another process may have run
+                # it since `plan_batch` read it, and its work must not run twice.
+                async with hold_sqlite_thread(runtime.db, thread_id):
+                    if await still_needs(graph, thread_id, resume=resume):
+                        await stream_run(
+                            runtime,
+                            thread_id,
+                            None if resume else {"request": ticket.request},
+                            services=runtime.for_thread(thread_id),
+                            control=control,
+                            graph=graph,
+                        )
             except GraphDrained:
                 drained = True
                 return

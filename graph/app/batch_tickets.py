@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from graph.app.jsonl import read_objects
 from workers.errors import ConfigError
 
 TICKET_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -34,28 +35,12 @@ class Ticket:
 
 def load_tickets(path: Path) -> list[Ticket]:
     """Read and validate a tickets file; a `TicketsFileError` names the file and the line."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # tolerate a BOM
-    except FileNotFoundError:
-        raise TicketsFileError(f"tickets file {path} not found") from None
-    except IsADirectoryError:
-        raise TicketsFileError(f"tickets file {path} is a directory, not a JSONL file") from None
-    except UnicodeDecodeError as error:
-        raise TicketsFileError(f"tickets file {path} is not UTF-8 text ({error.reason})") from None
-    except OSError as error:
-        raise TicketsFileError(f"cannot read tickets file {path}: {error.strerror}") from None
     tickets: list[Ticket] = []
     first_line: dict[str, int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        where = f"{path} line {number}"
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise TicketsFileError(f"{where}: not valid JSON ({error.msg})") from None
-        if not isinstance(data, dict):
-            raise TicketsFileError(f'{where}: expected an object {{"id": ..., "request": ...}}')
+    shape = '{"id": ..., "request": ...}'
+    for number, where, data in read_objects(
+        path, what="tickets", error=TicketsFileError, shape=shape
+    ):
         ticket_id = data.get("id")
         if isinstance(ticket_id, int) and not isinstance(ticket_id, bool):
             ticket_id = str(ticket_id)

@@ -23,6 +23,7 @@ from langgraph.runtime import RunControl
 from langgraph.types import Command
 
 from checkpoints.audit import AuditLog
+from checkpoints.lease import hold_sqlite_thread
 from checkpoints.saver import resolve_db_path
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
 from graph.app.batch import add_batch_parser, cmd_batch
@@ -103,73 +104,81 @@ async def cmd_run(args: argparse.Namespace) -> int:
     request = args.request or (SCENARIOS[args.scenario].request if args.scenario else None)
     if not request:
         raise MusterError('give the ticket text, e.g. muster run "Order #12345 ..."')
-    if args.thread and options.db.exists():
-        async with open_store(options.db) as (graph, saver):  # before any server starts
-            if await thread_exists(saver, thread_id):
-                status = status_of(await graph.aget_state(thread_config(thread_id)))
-                hint = (
-                    "start a new run without --thread"
-                    if status == "done"
-                    else f"continue it with `muster resume {thread_id}`"
-                )
-                raise MusterError(f"thread {thread_id} already exists ({status}); {hint}")
-    async with open_runtime(options) as runtime:
-        progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
-        progress.line(f"thread: {thread_id}")
-        return await _finish(args, runtime, thread_id, {"request": request}, progress)
+    # The lease before the first read of the thread: two `run --thread X` start it once.
+    async with hold_sqlite_thread(options.db, thread_id):
+        if args.thread and options.db.exists():
+            async with open_store(options.db) as (graph, saver):  # before any server starts
+                if await thread_exists(saver, thread_id):
+                    status = status_of(await graph.aget_state(thread_config(thread_id)))
+                    hint = (
+                        "start a new run without --thread"
+                        if status == "done"
+                        else f"continue it with `muster resume {thread_id}`"
+                    )
+                    raise MusterError(f"thread {thread_id} already exists ({status}); {hint}")
+        async with open_runtime(options) as runtime:
+            progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
+            progress.line(f"thread: {thread_id}")
+            return await _finish(args, runtime, thread_id, {"request": request}, progress)
 
 
 async def cmd_resume(args: argparse.Namespace) -> int:
     options = _run_options(args)
     out = sys.stderr if args.json else sys.stdout
-    async with open_store(options.db) as (graph, saver):  # cheap checks before servers start
-        if not await thread_exists(saver, args.thread):
-            raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
-        snapshot = await graph.aget_state(thread_config(args.thread))
-        status = status_of(snapshot)
-        if status == "done":
-            print(f"thread {args.thread} is already done; nothing to resume", file=out)
-            return emit_result(args, args.thread, dict(snapshot.values), waiting=False)
-        if status == "interrupted":
-            print(
-                f"thread {args.thread} waits for a human; see `muster show {args.thread}`", file=out
-            )
-            return emit_result(args, args.thread, dict(snapshot.values), waiting=True)
-    async with open_runtime(options, must_exist=True) as runtime:
-        progress = Progress(out, runtime.services.hub)
-        progress.line(f"resuming thread {args.thread} ({status})")
-        return await _finish(args, runtime, args.thread, None, progress)
+    # The lease before the first read: a second `resume` fails here, it never redoes work.
+    async with hold_sqlite_thread(options.db, args.thread, must_exist=True):
+        async with open_store(options.db) as (graph, saver):  # cheap checks before servers start
+            if not await thread_exists(saver, args.thread):
+                raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
+            snapshot = await graph.aget_state(thread_config(args.thread))
+            status = status_of(snapshot)
+            if status == "done":
+                print(f"thread {args.thread} is already done; nothing to resume", file=out)
+                return emit_result(args, args.thread, dict(snapshot.values), waiting=False)
+            if status == "interrupted":
+                print(
+                    f"thread {args.thread} waits for a human; see `muster show {args.thread}`",
+                    file=out,
+                )
+                return emit_result(args, args.thread, dict(snapshot.values), waiting=True)
+        async with open_runtime(options, must_exist=True) as runtime:
+            progress = Progress(out, runtime.services.hub)
+            progress.line(f"resuming thread {args.thread} ({status})")
+            return await _finish(args, runtime, args.thread, None, progress)
 
 
 async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> int:
     """Resume a thread's pending `kind` interrupt with `value`."""
     options = _run_options(args)
-    async with open_store(options.db) as (graph, saver):  # cheap checks before servers start
-        if not await thread_exists(saver, args.thread):
-            raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
-        if not (await graph.aget_state(thread_config(args.thread))).interrupts:
-            raise MusterError(f"thread {args.thread} has no pending {kind}")
-    async with open_runtime(options, must_exist=True) as runtime:
-        snapshot = await runtime.graph.aget_state(thread_config(args.thread))
-        pending = [
-            i
-            for i in snapshot.interrupts
-            if isinstance(i.value, dict) and i.value.get("kind") == kind
-        ]
-        if not pending:
-            raise MusterError(
-                f"thread {args.thread} has no pending {kind} ({status_of(snapshot)}); "
-                f"`muster show {args.thread}` shows it"
+    # The lease before reading the pending interrupt: of two decisions on one thread, the
+    # second fails here with a one-line error (ThreadBusyError) and runs nothing.
+    async with hold_sqlite_thread(options.db, args.thread, must_exist=True):
+        async with open_store(options.db) as (graph, saver):  # cheap checks before servers start
+            if not await thread_exists(saver, args.thread):
+                raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
+            if not (await graph.aget_state(thread_config(args.thread))).interrupts:
+                raise MusterError(f"thread {args.thread} has no pending {kind}")
+        async with open_runtime(options, must_exist=True) as runtime:
+            snapshot = await runtime.graph.aget_state(thread_config(args.thread))
+            pending = [
+                i
+                for i in snapshot.interrupts
+                if isinstance(i.value, dict) and i.value.get("kind") == kind
+            ]
+            if not pending:
+                raise MusterError(
+                    f"thread {args.thread} has no pending {kind} ({status_of(snapshot)}); "
+                    f"`muster show {args.thread}` shows it"
+                )
+            target = pending[0]
+            resume = value(target.value) if callable(value) else value
+            if inspect.isawaitable(resume):
+                resume = await resume
+            progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
+            progress.line(f"{kind} for thread {args.thread}: {json.dumps(resume, default=str)}")
+            return await _finish(
+                args, runtime, args.thread, Command(resume={target.id: resume}), progress
             )
-        target = pending[0]
-        resume = value(target.value) if callable(value) else value
-        if inspect.isawaitable(resume):
-            resume = await resume
-        progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
-        progress.line(f"{kind} for thread {args.thread}: {json.dumps(resume, default=str)}")
-        return await _finish(
-            args, runtime, args.thread, Command(resume={target.id: resume}), progress
-        )
 
 
 async def cmd_approve(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from graph.app.jsonl import read_objects
 from graph.synthesize import compose_answer
 from graph.trace import THREAD_ID
 from workers.contracts import Answer, Handoff, Report, canonical_json
@@ -124,24 +125,10 @@ class EvalTicket:
 
 def load_eval_tickets(path: Path) -> list[EvalTicket]:
     """Read and validate an eval file; an `EvalFileError` names the file and the line."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise EvalFileError(f"eval file {path} not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise EvalFileError(f"cannot read eval file {path}: {error}") from None
     tickets: list[EvalTicket] = []
     seen: dict[str, int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        where = f"{path} line {number}"
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise EvalFileError(f"{where}: not valid JSON ({error.msg})") from None
-        if not isinstance(data, dict):
-            raise EvalFileError(f'{where}: expected {{"id", "request", "labels"}}')
+    shape = '{"id", "request", "labels"}'
+    for number, where, data in read_objects(path, what="eval", error=EvalFileError, shape=shape):
         ticket_id, request = data.get("id"), data.get("request")
         if not isinstance(ticket_id, str) or not THREAD_ID.match(ticket_id):
             raise EvalFileError(f"{where}: id must be a plain name (letters, digits, . _ -)")

@@ -7,6 +7,10 @@ resolved here and nowhere else: `MUSTER_DB` (through `resolve_db_path`), `MUSTER
 `MUSTER_MODEL`, and `MUSTER_ROSTER` (through `load_roster`). Studio's own run-data folder,
 `MUSTER_STUDIO_DIR`, is Studio's (graph/app/studio.py).
 
+Input is bounded here too: a ticket is refused when blank or longer than
+`MAX_TICKET_CHARS` (`check_ticket`), `--deadline` must be a finite number of seconds above 0
+(`positive_seconds`), and a `--db` path that cannot be a database is a one-line error.
+
 `ExitCode` is the table every command documents and returns. `add_store_options` and
 `add_run_options` declare the flags that `run`, `resume`, `approve`, `clarify` and `batch`
 share, so they read the same everywhere.
@@ -15,12 +19,13 @@ share, so they read the same everywhere.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
 
-from checkpoints.saver import resolve_db_path
+from checkpoints.saver import check_db_location, resolve_db_path
 from graph.limits import RunLimits
 from graph.planners import Planner, plan_ticket
 from graph.planners.llm import make_llm_planner
@@ -32,6 +37,8 @@ from workers.roster import Roster, load_roster
 
 DEFAULT_MODEL = "offline"
 """The model every entry point uses unless `--model` or `MUSTER_MODEL` names another."""
+MAX_TICKET_CHARS = 20_000
+"""The longest ticket Muster accepts, in characters (a long support email is ~5,000)."""
 
 
 class ExitCode(IntEnum):
@@ -114,8 +121,10 @@ class MusterOptions:
             servers = servers_config(servers)
         if models is None:
             models = load_model_factory(model_name(model))
+        db_path = resolve_db_path(db)
+        check_db_location(db_path)
         return cls(
-            db=resolve_db_path(db),
+            db=db_path,
             servers=servers,
             models=models,
             roster=roster or load_roster(),
@@ -128,7 +137,11 @@ class MusterOptions:
         cls, args: argparse.Namespace, *, models: ModelFactory | None = None
     ) -> MusterOptions:
         """Options from the flags `add_store_options` and `add_run_options` declare (any may
-        be absent); `models` replaces the named model's (a `--scenario` scripts its own)."""
+        be absent); `models` replaces the named model's (a `--scenario` scripts its own).
+        A ticket given as `request` is checked first (`check_ticket`)."""
+        request = getattr(args, "request", None)
+        if request is not None:
+            check_ticket(request)
         servers = servers_config(getattr(args, "servers", None))
         name = model_name(getattr(args, "model", None))
         named = load_model_factory(name)  # checked even when a scenario scripts the models
@@ -165,6 +178,39 @@ def model_name(given: str | None = None) -> str:
     return given or os.environ.get("MUSTER_MODEL") or DEFAULT_MODEL
 
 
+def ticket_problem(text: str) -> str | None:
+    """What is wrong with a ticket's text, or None: blank, or over `MAX_TICKET_CHARS`."""
+    if not text.strip():
+        return 'the ticket is blank; give the ticket text, e.g. muster run "Order #12345 ..."'
+    if len(text) > MAX_TICKET_CHARS:
+        return (
+            f"the ticket is {len(text):,} characters; the limit is {MAX_TICKET_CHARS:,}: "
+            "shorten it to the customer's message"
+        )
+    return None
+
+
+def check_ticket(text: str) -> str:
+    """`text` if it is a ticket Muster accepts; else a `ConfigError` (exit 2) saying why."""
+    problem = ticket_problem(text)
+    if problem is not None:
+        raise ConfigError(problem)
+    return text
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type for `--deadline`: a finite number of seconds above 0 (not nan, inf, 0)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of seconds above 0, not {text!r}"
+        )
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type for limits: a whole number of at least 1."""
     value = int(text)
@@ -197,7 +243,11 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "--max-tokens", type=positive_int, help="total tokens for the run (default 200000)"
     )
     parser.add_argument(
-        "--deadline", type=float, metavar="SECONDS", help="wall-clock limit for this invocation"
+        "--deadline",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="wall-clock limit counted from now, server start included; kept with the thread, "
+        "so a resume keeps it unless given its own --deadline",
     )
     parser.add_argument(
         "--planner",

@@ -1,12 +1,16 @@
 """What `muster` prints: live progress, the answer, the thread list and `muster show`.
 
 Every line the CLI writes about a thread is formatted here; the commands in `graph.app.cli`
-decide what to print and the exit code, never how it looks.
+decide what to print and the exit code, never how it looks. Tickets and tool text are not
+ours: everything printed here goes through `printable`, so an escape sequence in a ticket or a
+tool result (clear the screen, set the window title, move the cursor) reaches the terminal as
+nothing. JSON output needs no such pass: `json.dumps` escapes every control character.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -18,6 +22,26 @@ from graph.facts import SHARED_CALL_PREFIX
 from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report
 from workers.hub import ToolHub
+
+_CONTROL_SEQUENCES = re.compile(
+    r"\x1b\][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"  # OSC: window title, hyperlinks
+    r"|\x1b[P^_X][^\x1b\x9c\n]*(?:\x1b\\|\x9c)?"  # DCS, PM, APC, SOS strings
+    r"|\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI: colours, cursor moves, clear screen
+    r"|\x1b[ -/]*[0-~]?"  # any other escape (ESC c resets the terminal)
+    r"|\x9b[0-?]*[ -/]*[@-~]?"  # 8-bit CSI
+    r"|[\x90\x98\x9d-\x9f][^\x07\x1b\x9c\n]*(?:\x07|\x9c)?"  # 8-bit OSC, DCS, PM, APC, SOS
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 but newline and tab, DEL, C1 (\r overwrites)
+)
+
+
+def printable(text: str) -> str:
+    """`text` without terminal control sequences (ANSI CSI/OSC/DCS escapes, C0 controls other
+    than newline and tab, DEL, C1): safe to print to a terminal whoever wrote it."""
+    return _CONTROL_SEQUENCES.sub("", text)
+
+
+def _say(text: str = "") -> None:
+    print(printable(text))
 
 
 class Progress:
@@ -33,9 +57,11 @@ class Progress:
             return "ok " if ok else "FAIL"
         return "\033[32m✓\033[0m" if ok else "\033[31m✗\033[0m"
 
-    def line(self, text: str) -> None:
-        """One line of progress, flushed at once."""
-        print(text, file=self.stream, flush=True)
+    def line(self, text: str, *, ok: bool | None = None) -> None:
+        """One line of progress (control sequences removed), flushed at once; `ok` prefixes
+        a pass/fail mark."""
+        mark = "" if ok is None else self._mark(ok) + " "
+        print(mark + printable(text), file=self.stream, flush=True)
 
     def __call__(self, node: str, update: dict[str, Any]) -> None:
         if node == "plan":
@@ -48,7 +74,7 @@ class Progress:
                 self.line(f"  note: {note}")
         elif node in ("dispatch", "__error_handler__dispatch"):
             for report in update.get("reports") or []:
-                self.line(f"{self._mark(report.status == 'ok')} {describe_report(report)}")
+                self.line(describe_report(report), ok=report.status == "ok")
         elif node == "recover":
             for record in update.get("recoveries") or []:
                 self.line(f"recover: {record.strategy} — {record.detail}")
@@ -107,7 +133,7 @@ def answer_markdown(answer: Answer) -> str:
     if answer.degraded_reasons:
         lines += ["", "## Why it is degraded", ""]
         lines += [f"- {r}" for r in answer.degraded_reasons]
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def print_result(
@@ -141,7 +167,7 @@ def print_result(
         return
     if answer is not None:
         print()
-        print(answer.text)
+        _say(answer.text)
     print(f"\nthread: {thread_id}")
     if waiting:
         print(f"waiting for a human: `muster show {thread_id}`")
@@ -156,9 +182,9 @@ def print_threads(infos: Sequence[ThreadInfo], *, as_json: bool) -> None:
         print("no threads yet")
     for info in infos:
         waits = f" [waits: {', '.join(info.waiting_on)}]" if info.waiting_on else ""
-        print(
+        _say(
             f"{info.thread_id}  {info.status:<12} {info.answer_status or '-':<9} "
-            f"{info.updated_at[:19]}  {info.request}{waits}"
+            f"{info.updated_at[:19]}  {' '.join(printable(info.request).split())}{waits}"
         )
 
 
@@ -169,39 +195,39 @@ def print_thread(
     audit_rows: Sequence[AuditRow],
 ) -> None:
     """`muster show`: supersteps, reports and tool calls, pending interrupts, audit, answer."""
-    print(f"thread {thread_id}: {status_of(snapshot)}")
-    print("\nsupersteps:")
+    _say(f"thread {thread_id}: {status_of(snapshot)}")
+    _say("\nsupersteps:")
     for state in reversed(history):
         step = state.metadata.get("step") if state.metadata else None
         source = state.metadata.get("source") if state.metadata else None
-        print(f"  step {step:>3} {source or '':<6} next: {', '.join(state.next) or '(end)'}")
-    print("\nreports:")
+        _say(f"  step {step:>3} {source or '':<6} next: {', '.join(state.next) or '(end)'}")
+    _say("\nreports:")
     for report in snapshot.values.get("reports") or []:
-        print(f"  {describe_report(report)}{' [fallback]' if report.fallback else ''}")
+        _say(f"  {describe_report(report)}{' [fallback]' if report.fallback else ''}")
         for call in report.tool_calls:
-            print(
+            _say(
                 f"    {call.tool}({json.dumps(call.args, sort_keys=True)}) → {call.outcome} "
                 f"in {call.duration_ms:.0f} ms"
             )
         if report.note and report.status == "failed":
-            print(f"    note: {report.note.splitlines()[-1]}")
+            _say(f"    note: {report.note.splitlines()[-1]}")
     for record in snapshot.values.get("recoveries") or []:
-        print(f"  recovery: {record.strategy} — {record.detail}")
+        _say(f"  recovery: {record.strategy} — {record.detail}")
     for interrupt in snapshot.interrupts:
         value = interrupt.value if isinstance(interrupt.value, dict) else {"value": interrupt.value}
         kind = value.get("kind", "input")
         if kind == "approval":
-            print(
+            _say(
                 f"\npending approval: {value['tool']}({json.dumps(value['args'], sort_keys=True)})"
                 f" proposed by {value.get('proposed_by')}\n  why: {value.get('reason')}"
                 f"\n  digest: {value['digest']}\n  decide: muster approve {thread_id}"
                 f" [--reject] [--note TEXT]"
             )
         else:
-            print(f"\npending {kind}: {value.get('question', value)}")
-            print(f'  answer: muster clarify {thread_id} "<answer>"')
+            _say(f"\npending {kind}: {value.get('question', value)}")
+            _say(f'  answer: muster clarify {thread_id} "<answer>"')
     for row in audit_rows:
-        print(f"audit: {row.event} by {row.actor} digest {row.digest[:16]}… {row.result[:160]}")
+        _say(f"audit: {row.event} by {row.actor} digest {row.digest[:16]}… {row.result[:160]}")
     answer = snapshot.values.get("answer")
     if answer is not None:
-        print(f"\nanswer: {answer.status}{' DEGRADED' if answer.degraded else ''}")
+        _say(f"\nanswer: {answer.status}{' DEGRADED' if answer.degraded else ''}")

@@ -25,6 +25,7 @@ from langgraph.runtime import RunControl
 from langgraph.types import Command
 
 from checkpoints.audit import AuditLog
+from checkpoints.lease import hold_sqlite_thread
 from checkpoints.saver import open_checkpointer
 from checkpoints.threads import thread_config
 from graph.app.options import MusterOptions
@@ -51,14 +52,25 @@ def ensure_approval_secret() -> None:
     os.environ.setdefault("MUSTER_APPROVAL_SECRET", secrets.token_hex(32))
 
 
+SERVER_START_TIMEOUT_S = 15.0
+"""How long a server may take to start, unless the run's deadline leaves less."""
+TOOL_CALL_TIMEOUT_S = 20.0
+"""How long one tool call may take, unless the run's deadline leaves less at start."""
+
+
 @asynccontextmanager
 async def open_services(options: MusterOptions, *, audit_db: Path) -> AsyncIterator[Services]:
     """Open the audit log in `audit_db` and start every server in `options.servers`; on exit,
-    stop every server the hub started, then close the audit log."""
+    stop every server the hub started, then close the audit log. Starting the servers counts
+    against the run's deadline: a server that has not started when it passes is down."""
     ensure_approval_secret()  # the orders server started below verifies tokens we mint
     audit = await AuditLog.open(audit_db)
     try:
-        hub = await ToolHub.connect(options.servers)
+        hub = await ToolHub.connect(
+            options.servers,
+            start_timeout_s=options.limits.cut(SERVER_START_TIMEOUT_S),
+            call_timeout_s=options.limits.cut(TOOL_CALL_TIMEOUT_S),
+        )
         try:
             yield Services(
                 hub=hub,
@@ -170,8 +182,33 @@ async def stream_run(
     graph: Graph | None = None,
 ) -> dict[str, Any]:
     """Start (`payload` = input), resume (`None`) or answer (`Command`) a thread, streaming
-    node updates to `on_update`; returns the thread's state values afterwards."""
-    services = services or runtime.for_thread(thread_id)
+    node updates to `on_update`; returns the thread's state values afterwards.
+
+    The thread's lease (checkpoints/lease.py) is held for the whole run, so no other process
+    advances it meanwhile (`ThreadBusyError`); a caller that reads the state first (what an
+    approval answers) takes it before that read, with `hold_sqlite_thread`, and this nests."""
+    async with hold_sqlite_thread(runtime.db, thread_id):
+        return await _stream_leased(
+            runtime,
+            thread_id,
+            payload,
+            on_update=on_update,
+            services=services or runtime.for_thread(thread_id),
+            control=control,
+            graph=graph,
+        )
+
+
+async def _stream_leased(
+    runtime: MusterRuntime,
+    thread_id: str,
+    payload: dict[str, Any] | Command | None,
+    *,
+    on_update: UpdateListener | None,
+    services: Services,
+    control: RunControl | None,
+    graph: Graph | None,
+) -> dict[str, Any]:
     config = thread_config(thread_id)
     try:
         async for chunk in (graph or runtime.graph).astream(

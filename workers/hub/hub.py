@@ -35,12 +35,10 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -57,6 +55,7 @@ from workers.hub.catalogue import (
     register_tools,
     result_text,
 )
+from workers.hub.log_dirs import make_log_dir
 from workers.hub.servers_config import ServersConfig, ServersConfigError
 from workers.hub.sessions import ServerConnection, ServerDown, ServerState, list_all_tools
 from workers.hub.transports import install
@@ -126,7 +125,7 @@ class ToolHub:
         self._refused: dict[str, list[str]] = {}  # per server, replaced when it is re-pinned
         self._catalogue: dict[str, CatalogueEntry] = {}
         self._pinned: set[str] = set()  # servers whose tools have been registered
-        self._log_dir = Path(tempfile.mkdtemp(prefix="muster-hub-"))
+        self._log_dir = make_log_dir()  # and reap those of hubs that were SIGKILLed
         self._conns = {
             name: ServerConnection(
                 name, cfg, start_timeout_s=start_timeout_s, log_path=self._log_dir / f"{name}.log"

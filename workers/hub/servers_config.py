@@ -15,6 +15,12 @@ Header values name secrets as ``${VAR}``, read from the hub's environment, so a 
 never holds a token. (For stdio servers, langchain-mcp-adapters expands ``${VAR}`` in ``env``
 values the same way: writing one is an explicit grant of that variable to the server.)
 
+``inheritEnv`` names the variables of the hub's environment a stdio server sees: exact
+names, or prefixes ending in ``*``. A prefix never matches a secret (``is_secret_name``: the
+approval secret, and any name containing SECRET, TOKEN, KEY, PASSWORD, PASSWD or CREDENTIAL):
+only its exact name grants one, so ``["*"]`` or ``["MUSTER_*"]`` cannot hand the approval
+secret to a server. A key written twice in one JSON object is an error, not a silent override.
+
 ``writeTools`` and ``readOnlyTools`` are our extensions. Tools are writes until proven reads
 (DESIGN principle 12): a tool is offered to workers only if its server marks it
 ``readOnlyHint: true`` or ``readOnlyTools`` lists it. ``writeTools`` declares tools
@@ -31,7 +37,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -70,6 +76,29 @@ _TRANSPORTS: dict[str, RemoteTransport] = {
 }
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
+APPROVAL_SECRET_VAR = "MUSTER_APPROVAL_SECRET"
+"""The variable holding the key approval tokens are signed with; only the server that
+verifies them (``orders``) is granted it, by exact name."""
+SECRET_NAME_PARTS: tuple[str, ...] = ("SECRET", "TOKEN", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL")
+"""A variable whose name contains one of these (any case) is a secret: no wildcard grants it."""
+
+
+def is_secret_name(name: str) -> bool:
+    """True if ``name`` is a variable only an exact ``inheritEnv`` entry may grant."""
+    upper = name.upper()
+    return name == APPROVAL_SECRET_VAR or any(part in upper for part in SECRET_NAME_PARTS)
+
+
+def inherits(name: str, patterns: Sequence[str]) -> bool:
+    """True if a server whose ``inheritEnv`` is ``patterns`` sees the variable ``name``: an
+    exact entry always grants it; a prefix entry (``"MUSTER_*"``, ``"*"``) grants it only if
+    it is not a secret."""
+    if name in patterns:
+        return True
+    return not is_secret_name(name) and any(
+        pattern.endswith("*") and name.startswith(pattern[:-1]) for pattern in patterns
+    )
+
 
 class _ServerBase(BaseModel):
     # Unknown keys (e.g. "disabled", "type" written by other clients) are ignored, not fatal.
@@ -103,18 +132,14 @@ class StdioServerConfig(_ServerBase):
     cwd: str | None = None
     inherit_env: list[str] = Field(default_factory=list, alias="inheritEnv")
     """Variables of the hub's environment the server may see: exact names, or prefixes
-    ending in '*'. Everything else stays out (a third-party server gets no API keys and no
-    approval secret); the SDK's minimal environment (PATH, HOME, ...) is always passed."""
+    ending in '*' (which never match a secret, see `inherits`). Everything else stays out (a
+    third-party server gets no API keys and no approval secret); the SDK's minimal environment
+    (PATH, HOME, ...) is always passed."""
 
     def environment(self, parent: Mapping[str, str]) -> dict[str, str]:
         """The child's environment: the SDK's minimal one, the inherited variables, `env`."""
         inherited = {
-            name: value
-            for name, value in parent.items()
-            if any(
-                name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1]))
-                for pattern in self.inherit_env
-            )
+            name: value for name, value in parent.items() if inherits(name, self.inherit_env)
         }
         return {**get_default_environment(), **inherited, **self.env}
 
@@ -303,9 +328,30 @@ def load_servers_config(path: Path = DEFAULT_SERVERS_FILE) -> ServersConfig:
     except UnicodeDecodeError as exc:
         raise ServersConfigError(f"{path}: not UTF-8 text ({exc.reason})") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise ServersConfigError(
             f"{path}: invalid JSON at line {exc.lineno} col {exc.colno}: {exc.msg}"
         ) from None
+    except _DuplicateKeyError as exc:
+        raise ServersConfigError(
+            f"{path}: key {exc.key!r} appears twice in one object; JSON would silently keep "
+            "the second, so remove or rename one"
+        ) from None
     return parse_servers_config(data, source=str(path))
+
+
+class _DuplicateKeyError(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads` object hook: an object naming a key twice is refused, at any level."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKeyError(key)
+        obj[key] = value
+    return obj
