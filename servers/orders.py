@@ -439,6 +439,27 @@ _REFUSAL_HINTS = {
 }
 
 
+def _replay(
+    conn: sqlite3.Connection, table: str, idempotency_key: str, digest: str, what: str
+) -> str | None:
+    """The stored result of an earlier write with this key (marked replayed), or None.
+
+    A key reused for different arguments is refused: one key, one effect."""
+    prior = conn.execute(
+        # `table` is one of two literals from this module, never input.
+        f"SELECT args_digest, result_json FROM {table} WHERE idempotency_key = ?",
+        (idempotency_key,),
+    ).fetchone()
+    if prior is None:
+        return None
+    if prior["args_digest"] != digest:
+        raise ValueError("idempotency key reused with different arguments; use a new "
+                         f"idempotency_key for a different {what}")
+    replay = json.loads(prior["result_json"])
+    replay["replayed"] = True
+    return json.dumps(replay)
+
+
 @mcp.tool(
     structured_output=False,
     annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True),
@@ -479,19 +500,12 @@ def issue_refund(
     conn = _conn(ctx)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        prior = conn.execute(
-            "SELECT args_digest, result_json FROM refunds WHERE idempotency_key = ?",
-            (idempotency_key,)).fetchone()
-        if prior is None and reason is not None:
+        replay = _replay(conn, "refunds", idempotency_key, digest, "refund")
+        if replay is None and reason is not None:
             raise ValueError(f"refund refused: {reason}; {_REFUSAL_HINTS.get(reason, '')}".rstrip())
-        if prior is not None:
-            if prior["args_digest"] != digest:
-                raise ValueError("idempotency key reused with different arguments; use a new "
-                                 "idempotency_key for a different refund")
-            replay = json.loads(prior["result_json"])
-            replay["replayed"] = True
+        if replay is not None:
             conn.execute("ROLLBACK")
-            return json.dumps(replay)
+            return replay
         if amount_cents <= 0:
             raise ValueError(f"refund refused: amount_cents must be positive (got {amount_cents})")
         _order(conn, oid)
@@ -553,19 +567,12 @@ def cancel_order(
     conn = _conn(ctx)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        prior = conn.execute(
-            "SELECT args_digest, result_json FROM cancellations WHERE idempotency_key = ?",
-            (idempotency_key,)).fetchone()
-        if prior is None and reason is not None:
+        replay = _replay(conn, "cancellations", idempotency_key, digest, "cancellation")
+        if replay is None and reason is not None:
             raise ValueError(f"cancellation refused: {reason}; request a new approval")
-        if prior is not None:
-            if prior["args_digest"] != digest:
-                raise ValueError("idempotency key reused with different arguments; use a new "
-                                 "idempotency_key for a different cancellation")
-            replay = json.loads(prior["result_json"])
-            replay["replayed"] = True
+        if replay is not None:
             conn.execute("ROLLBACK")
-            return json.dumps(replay)
+            return replay
         order = _order(conn, oid)
         if order["status"] not in CANCELLABLE:
             raise ValueError(
