@@ -45,7 +45,7 @@ def send_packets(
     packets: Sequence[Handoff], state: MusterState, services: Services | None
 ) -> list[Send]:
     """One `Send("dispatch", packet)` per packet, with dependency findings and a timeout."""
-    remaining = services.limits.remaining_s() if services is not None else None
+    remaining = services.limits.remaining_s(state) if services is not None else None
     return [
         Send(
             "dispatch",

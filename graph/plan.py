@@ -84,6 +84,8 @@ async def plan(
     after_plan = MusterState(
         request=state["request"], packets=packets, plan_notes=notes, reports=shared.answered
     )
+    if services.limits.deadline_at is not None and "deadline_at" not in state:
+        update["deadline_at"] = services.limits.deadline_at  # a resume keeps it (graph.limits)
     first_wave = ready_packets(after_plan)
     if not first_wave:
         return Command(update=update, goto="collect")

@@ -168,10 +168,6 @@ def test_the_threads_stored_deadline_holds_when_the_invocation_sets_none() -> No
 
 
 @pytest.mark.integration
-@pytest.mark.xfail(
-    strict=True,
-    reason="graph/plan.py must write `deadline_at` from services.limits (see the handover)",
-)
 async def test_a_run_stores_its_deadline_with_the_thread(muster_env: MusterEnv) -> None:
     thread = f"t-{uuid.uuid4().hex[:8]}"
     deadline_at = time.time() + 600.0

@@ -379,7 +379,8 @@ async def test_two_approves_together_refund_once(muster_env: MusterEnv, loaded: 
     await start_waiting_thread(muster_env, thread, REFUND_TICKET)
     approve = ["approve", thread, "--by", "alice"]
     with write_load(muster_env.checkpoint_db) if loaded else _nothing() as load:
-        won, lost = await asyncio.to_thread(_race, muster_env, thread, approve, approve)
+        raced = await asyncio.to_thread(_race, muster_env, thread, approve, approve)
+    won, lost = _split(*raced)
     if load is not None:
         assert load["commits"] > 10
     assert "approved by alice, EXECUTED" in won.stdout
