@@ -57,7 +57,7 @@ class AuditLog:
     @classmethod
     async def open(cls, path: str | Path) -> AuditLog:
         """Open (and create) the audit table in `path`."""
-        conn = await aiosqlite.connect(str(path))
+        conn = await aiosqlite.connect(str(path), timeout=30)  # wait for writers, do not fail
         await conn.execute(SCHEMA)
         async with conn.execute("PRAGMA table_info(muster_audit)") as cursor:
             columns = {row[1] async for row in cursor}

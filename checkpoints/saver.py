@@ -94,15 +94,16 @@ def check_db_path(path: Path, *, must_exist: bool = False) -> None:
 def _probe_create(path: Path) -> None:
     """Create and remove the file, so a folder that only looks writable (`/proc`, a read-only
     mount, root's `os.access`) is refused here in one line, not by SQLite mid-open."""
+    # A sibling probe file, never the database's own path: another process may be creating
+    # the store at the same moment, and must not see it vanish.
+    probe = path.with_name(f".{path.name}.probe-{os.getpid()}")
     try:
-        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return  # created meanwhile: opening it decides
+        handle = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     except OSError as error:
         why = error.strerror or errno.errorcode.get(error.errno or 0, "error")
         raise CheckpointStoreError(f"cannot create checkpoint database {path}: {why}") from None
     os.close(handle)
-    path.unlink(missing_ok=True)
+    probe.unlink(missing_ok=True)
 
 
 def strict_serializer(allowed_types: Sequence[type]) -> JsonPlusSerializer:

@@ -7,6 +7,7 @@ when the server starts.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from collections.abc import AsyncIterator
@@ -182,3 +183,7 @@ def get_article(article_id: str, ctx: Context[ServerSession, KBIndex]) -> str:
 
 if __name__ == "__main__":
     mcp.run()
+    # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
+    # most of a second in interpreter shutdown while the parent is gone. Every protocol
+    # message was flushed as it was written; the database connection closed in the lifespan.
+    os._exit(0)

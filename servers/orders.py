@@ -597,3 +597,7 @@ def cancel_order(
 
 if __name__ == "__main__":
     mcp.run()
+    # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
+    # most of a second in interpreter shutdown while the parent is gone. Every protocol
+    # message was flushed as it was written; the database connection closed in the lifespan.
+    os._exit(0)

@@ -153,6 +153,10 @@ def main() -> None:
         print(f"policy server: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     mcp.run()
+    # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
+    # most of a second in interpreter shutdown while the parent is gone. Every protocol
+    # message was flushed as it was written; the database connection closed in the lifespan.
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,24 @@ Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 UpdateListener = Callable[[str, dict[str, Any]], Awaitable[None] | None]
 """Receives (node, update) for every node that finishes, for live progress."""
+
+
+@cache
+def compiled_graph() -> Graph:
+    """The supervisor graph, compiled once per process, without a checkpointer: compiling
+    costs ~20-35 ms, and the compiled graph holds no per-run state (services come in as the
+    run's context), so every runtime and lane shares it through `with_checkpointer`."""
+    return build_graph()
+
+
+def with_checkpointer(graph: Graph, saver: AsyncSqliteSaver) -> Graph:
+    """`graph` bound to `saver`: a shallow copy (~0.1 ms), not a recompile. `Pregel.copy()`
+    drops the strict-msgpack allowlist `compile()` recorded, so carry it over, as
+    `StudioGraph.copy` does (graph/app/studio.py); a run applies it to `saver` when
+    `LANGGRAPH_STRICT_MSGPACK` is on, exactly as for a graph compiled with `saver`."""
+    bound = graph.copy(update={"checkpointer": saver})
+    bound._serde_allowlist = graph._serde_allowlist
+    return bound
 
 
 def ensure_approval_secret() -> None:
@@ -107,7 +126,8 @@ class MusterRuntime:
         `AsyncSqliteSaver` serialises every read and write of one connection behind one lock;
         with 16 threads in flight that lock, not SQLite, is the bottleneck (held ~50% of the
         wall time, 6–10 ms waits). SQLite in WAL mode takes concurrent connections, and the
-        hub's sessions stay shared."""
+        hub's sessions stay shared. Each lane is `self.graph` bound to its own connection
+        (`with_checkpointer`), not a graph compiled again."""
         async with AsyncExitStack() as stack:
             pool: asyncio.Queue[Graph] = asyncio.Queue()
             pool.put_nowait(self.graph)
@@ -115,7 +135,7 @@ class MusterRuntime:
                 saver = await stack.enter_async_context(
                     open_checkpointer(self.db, allowed_types=CHECKPOINTED_TYPES)
                 )
-                pool.put_nowait(build_graph(checkpointer=saver))
+                pool.put_nowait(with_checkpointer(self.graph, saver))
             yield pool
 
     def for_thread(
@@ -158,7 +178,10 @@ async def open_runtime(
         open_services(options, audit_db=options.db) as services,
     ):
         yield MusterRuntime(
-            graph=build_graph(checkpointer=saver), saver=saver, services=services, db=options.db
+            graph=with_checkpointer(compiled_graph(), saver),
+            saver=saver,
+            services=services,
+            db=options.db,
         )
 
 
@@ -168,7 +191,7 @@ async def open_store(
 ) -> AsyncIterator[tuple[Graph, AsyncSqliteSaver]]:
     """The graph bound to an existing checkpoint store, for reading threads: no servers start."""
     async with open_checkpointer(db, must_exist=True, allowed_types=CHECKPOINTED_TYPES) as saver:
-        yield build_graph(checkpointer=saver), saver
+        yield with_checkpointer(compiled_graph(), saver), saver
 
 
 async def stream_run(
