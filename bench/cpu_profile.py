@@ -52,11 +52,14 @@ os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
 os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
 os.environ["MUSTER_POLICY_MODE"] = "healthy"
 
+import graph.app.runtime  # noqa: E402
+import workers.packet_prompt  # noqa: E402
 from graph.app.batch_queue import BatchPlan, run_batch  # noqa: E402 - after the environment
 from graph.app.batch_report import BatchProgress  # noqa: E402
 from graph.app.batch_tickets import load_tickets  # noqa: E402
 from graph.app.runtime import open_runtime  # noqa: E402
-from workers.models import load_model_factory  # noqa: E402
+from graph.build import build_graph  # noqa: E402
+from workers.models import _ToolBindingModel, load_model_factory  # noqa: E402
 
 TICKETS = ROOT / "examples" / "black_friday.jsonl"
 MODEL = "offline"
@@ -235,6 +238,59 @@ async def one_run(profile: cProfile.Profile | None = None) -> dict[str, Any]:
     return {"n": len(tickets), "wall": wall, "cpu": cpu, "main": main, "threads": others}
 
 
+class Baseline:
+    """`--ab`: undo this round's hot-path work in-process, to measure before against after in
+    one run: a graph compiled per runtime and lane, LangChain's signature inspection of the
+    offline model on every call, and the packet prompt parsed again on every turn."""
+
+    def __init__(self) -> None:
+        self.saved: list[tuple[Any, str, Any]] = []
+
+    def _set(self, owner: Any, name: str, value: Any) -> None:
+        self.saved.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, value)
+
+    def __enter__(self) -> Baseline:
+        self._set(
+            graph.app.runtime,
+            "with_checkpointer",
+            lambda _g, saver: build_graph(checkpointer=saver),
+        )
+        for method in ("_generate", "_agenerate"):
+            function = _ToolBindingModel.__dict__[method]
+            self.saved.append((function, "__signature__", function.__signature__))
+            del function.__signature__
+        for parser in ("_packet_in", "_facts_in"):
+            self._set(
+                workers.packet_prompt, parser, getattr(workers.packet_prompt, parser).__wrapped__
+            )
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for owner, name, value in reversed(self.saved):
+            setattr(owner, name, value)
+        self.saved.clear()
+
+
+async def compare(repeats: int) -> None:
+    """Baseline and current runs, interleaved, in this one process."""
+    runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+    for _ in range(repeats):
+        with Baseline():
+            runs["before"].append(await one_run())
+        runs["after"].append(await one_run())
+    best = {k: min(v, key=lambda r: r["cpu"]) for k, v in runs.items()}
+    for label, run in best.items():
+        n = run["n"]
+        print(
+            f"  {label:<6} CPU {run['cpu'] * 1000 / n:5.1f} ms/ticket (event loop thread "
+            f"{run['main'] * 1000 / n:5.1f}, other threads {run['threads'] * 1000 / n:4.1f}), "
+            f"best of {repeats}; all: "
+            + " ".join(f"{r['cpu'] * 1000 / r['n']:.1f}" for r in runs[label])
+        )
+    print(f"  after / before: {best['after']['cpu'] / best['before']['cpu']:.3f}")
+
+
 def short(func: Func) -> str:
     filename, line, name = func
     if SITE in filename:
@@ -249,6 +305,11 @@ def short(func: Func) -> str:
 async def main(args: argparse.Namespace) -> None:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"profile bench: {TICKETS.name} at concurrency 1, model {MODEL}, load average {load}")
+    if args.ab:
+        print("before (this round's changes undone in-process) against after, interleaved:")
+        await compare(args.repeats)
+        print(f"load average now {os.getloadavg()[0]:.2f}")
+        return
     plain = [await one_run() for _ in range(args.repeats)]
     best = min(plain, key=lambda r: r["cpu"])
     n = best["n"]
@@ -319,5 +380,6 @@ if __name__ == "__main__":
     parser.add_argument(
         "--cumulative", type=_count, default=0, help="project functions by cumulative"
     )
+    parser.add_argument("--ab", action="store_true", help="before vs after, interleaved")
     parser.add_argument("--dump", type=Path, help="also write the raw cProfile stats here")
     asyncio.run(main(parser.parse_args()))

@@ -175,6 +175,7 @@ class Resolver:
             self.out.summary.append(Claim(text=text, cites=[c for c in cites if c]))
 
     def say(self, text: str) -> None:
+        text = text.strip()  # a KB sentence this ticket did not fetch leaves nothing behind
         if text and text not in self.out.reply:
             self.out.reply.append(text)
 
@@ -288,7 +289,7 @@ class Resolver:
         if refunds is not None:
             refunded = int(refunds.data.get("refunded_cents", 0))
             self.claim(
-                f"{money(refunded)} has been refunded on order {data.get('order_id')}"
+                f"{money(refunded)} has been refunded on order {data.get('order_id')}."
                 if refunded
                 else f"Nothing has been refunded on order {data.get('order_id')}.",
                 refunds.cite,

@@ -9,10 +9,11 @@ configuration change, not a code change.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -49,6 +50,17 @@ def _usage(messages: Sequence[BaseMessage], reply: AIMessage) -> UsageMetadata:
     )
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _signature_kept(method: _Method) -> _Method:
+    """`method` carrying its own signature. LangChain asks on every model call whether
+    `_agenerate` takes `run_manager` (`inspect.signature`, ~70 us a call, about 0.5 ms of a
+    ticket's CPU); `inspect.signature` returns a `__signature__` it finds as is."""
+    method.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
+    return method
+
+
 class _ToolBindingModel(BaseChatModel):
     """Shared plumbing: OpenAI-format tool binding and async turns with an optional delay."""
 
@@ -73,6 +85,7 @@ class _ToolBindingModel(BaseChatModel):
         reply.usage_metadata = _usage(messages, reply)
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
+    @_signature_kept
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -84,6 +97,7 @@ class _ToolBindingModel(BaseChatModel):
             time.sleep(self.turn_delay_s)
         return self._result(messages, kwargs)
 
+    @_signature_kept
     async def _agenerate(
         self,
         messages: list[BaseMessage],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -75,21 +76,45 @@ def _fact(finding: Finding) -> dict[str, Any]:
     }
 
 
-def _packet_lines(messages: Sequence[BaseMessage]) -> list[str]:
-    """Every line of the human messages: where the packet prompt lives."""
-    return [
-        line
-        for message in messages
-        if isinstance(message, HumanMessage)
-        for line in str(message.content).splitlines()
-    ]
+def _human_texts(messages: Sequence[BaseMessage]) -> list[str]:
+    """The text of every human message: where the packet prompt lives."""
+    return [str(m.content) for m in messages if isinstance(m, HumanMessage)]
 
 
 def read_packet(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, str]]:
     """The objective and inputs from the packet prompt, as any model would read them.
     A later line wins; an inputs line that is not a JSON object is skipped."""
     objective, inputs = "", {}
-    for line in _packet_lines(messages):
+    for text in _human_texts(messages):
+        found_objective, found_inputs = _packet_in(text)
+        if found_objective is not None:
+            objective = found_objective
+        if found_inputs is not None:
+            inputs = dict(found_inputs)
+    return objective, inputs
+
+
+def read_facts(messages: Sequence[BaseMessage]) -> list[SharedFact]:
+    """The shared facts in the packet prompt (the first facts line only); none if it is
+    not valid JSON, so a garbled prompt never invents an observation."""
+    for text in _human_texts(messages):
+        facts = _facts_in(text)
+        if facts is not None:
+            return [SharedFact(f.tool, dict(f.args), f.result) for f in facts]
+    return []
+
+
+# A model reads the same packet text back on every turn of its run: parse each text once.
+# Both parsers are pure functions of the text, and what they return is never mutated
+# (callers get copies of the dicts).
+
+
+@lru_cache(maxsize=1024)
+def _packet_in(text: str) -> tuple[str | None, tuple[tuple[str, str], ...] | None]:
+    """The last objective line and the last inputs line that is a JSON object, in `text`."""
+    objective: str | None = None
+    inputs: tuple[tuple[str, str], ...] | None = None
+    for line in text.splitlines():
         if line.startswith(_OBJECTIVE):
             objective = line[len(_OBJECTIVE) :].strip()
         elif line.startswith(_INPUTS):
@@ -98,23 +123,24 @@ def read_packet(messages: Sequence[BaseMessage]) -> tuple[str, dict[str, str]]:
             except json.JSONDecodeError:
                 continue
             if isinstance(parsed, dict):
-                inputs = {str(k): str(v) for k, v in parsed.items()}
+                inputs = tuple((str(k), str(v)) for k, v in parsed.items())
     return objective, inputs
 
 
-def read_facts(messages: Sequence[BaseMessage]) -> list[SharedFact]:
-    """The shared facts in the packet prompt (the first facts line only); none if it is
-    not valid JSON, so a garbled prompt never invents an observation."""
-    for line in _packet_lines(messages):
+@lru_cache(maxsize=1024)
+def _facts_in(text: str) -> tuple[SharedFact, ...] | None:
+    """The shared facts of the first facts line in `text` (none if it is not valid JSON),
+    or None when `text` has no facts line."""
+    for line in text.splitlines():
         if not line.startswith(_FACTS):
             continue
         try:
             parsed = json.loads(line[len(_FACTS) :])
         except json.JSONDecodeError:
-            return []
-        return [
+            return ()
+        return tuple(
             SharedFact(str(f["tool"]), dict(f.get("args") or {}), str(f.get("result", "")))
             for f in parsed
             if isinstance(f, dict) and "tool" in f
-        ]
-    return []
+        )
+    return None
