@@ -277,6 +277,8 @@ def kill_after_event(
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=SAFETY_TIMEOUT_S)
     reader.join(timeout=SAFETY_TIMEOUT_S)
+    if proc.stdout is not None:
+        proc.stdout.close()
     watched = set(servers) | call_log_pids(sandbox.call_log, after_line=calls_before)
     deadline = time.monotonic() + ORPHAN_GRACE_S
     while any(alive(p) for p in watched) and time.monotonic() < deadline:
@@ -389,6 +391,20 @@ class Trial:
     leftover_dirs: int = 0
     busy_errors: int = 0
     problems: list[str] = field(default_factory=list)
+
+    def figures(self) -> dict[str, int]:
+        """The counts a trial can get wrong, by name."""
+        return {
+            "duplicated reports": self.duplicated_reports,
+            "re-run workers": self.rerun_workers,
+            "unsaved re-runs": self.unsaved_reruns,
+            "refund rows": self.refund_rows,
+            "over-refunds": self.over_refunds,
+            "missing refunds": self.missing_refunds,
+            "orphans": self.orphans,
+            "leftover dirs": self.leftover_dirs,
+            "lease busy errors": self.busy_errors,
+        }
 
     @property
     def clean(self) -> bool:
@@ -606,7 +622,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"trial {trial.index:>2} {trial.kind:7} kill +{trial.delay_s:.3f}s "
                 f"{'mid-run' if trial.landed else 'after exit'}: "
                 f"{'clean' if trial.clean else 'NOT CLEAN'}"
-                + (f" unsaved re-runs {trial.unsaved_reruns}" if trial.unsaved_reruns else "")
+                + "".join(
+                    f", {name} {value}"
+                    for name, value in trial.figures().items()
+                    if value and name != "refund rows"
+                )
                 + "".join(f"\n    {p}" for p in trial.problems),
                 flush=True,
             )

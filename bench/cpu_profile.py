@@ -1,7 +1,8 @@
 """Where a ticket's CPU goes: the Black Friday queue at concurrency 1, by phase.
 
-Run: `.venv/bin/python bench/cpu_profile.py [--repeats N] [--top N]` (a benchmark, never a test;
-not `profile.py`: in `bench/` that name would shadow the standard library module cProfile uses).
+Run: `.venv/bin/python bench/cpu_profile.py [--repeats N] [--top N] [--ab] [--dump FILE]` (a
+benchmark, never a test; not `profile.py`: in `bench/` that name would shadow the standard
+library module cProfile imports, and break `bench/batch.py`).
 
 Each run opens a fresh runtime as `muster batch` does (`open_runtime`, one lane, `run_batch`):
 real stdio MCP servers, `AsyncSqliteSaver` on a fresh temporary file, a fresh orders database
@@ -11,17 +12,22 @@ The clock covers the queue only, after the servers are up.
 1. `--repeats` plain runs (default 3): process CPU time over the queue ÷ tickets, the headline
    (the fastest run is the least disturbed on a shared machine). Split into the event loop's
    thread and the other threads of this process (aiosqlite runs every SQLite call of the
-   checkpointer and the audit log on a thread of its own per connection). The MCP servers are
-   other processes and are not counted.
-2. One run under cProfile (main thread only). Each function's own time goes to a phase by the
-   module it is in; a function of no phase (a library helper, a builtin) passes its time up to
-   its callers in proportion to what each caller spent in it, until it reaches a function that
-   has one: the innermost phase on the call path wins (json.loads called from
-   graph/facts_read.py is synthesis; a pydantic validation called from workers/loop.py is the
-   worker loop). cProfile roughly doubles the cost of Python calls, so the table shows each
-   phase's share of the profiled time, and ms per ticket as that share of the plain runs'
-   main-thread CPU per ticket. Its clock is the thread's CPU time, so waiting (epoll, the
-   servers, the aiosqlite thread) costs nothing.
+   checkpointer, the lease and the audit log on a thread of its own per connection). The MCP
+   servers are other processes and are not counted.
+2. One run under cProfile (event loop thread only, on its CPU clock, so waiting costs
+   nothing). Each function's own time goes to a phase by the module it is in; a function of
+   no phase (a library helper, a builtin) passes its time up to its callers in proportion to
+   what each caller spent in it, until it reaches a function that has one: the innermost
+   phase on the call path wins (json.loads called from graph/facts_read.py is synthesis; a
+   pydantic validation called from workers/loop.py is the worker loop). A coroutine is called
+   by whatever resumed it, so a node's own time lands in its own module, and work no phase
+   claims lands in "langgraph pregel" (its tasks) or "other" (the event loop itself).
+   cProfile makes Python calls about 4x dearer, so the table shows each phase's share of the
+   profiled time, and ms per ticket as that share of the best plain run's event loop CPU.
+   "calls" per ticket count coroutine resumptions as calls.
+
+`--ab` measures this round's hot-path changes (see `Baseline`) before against after in one
+process, runs interleaved, then one profiled run of each. `--dump FILE` keeps the raw stats.
 """
 
 from __future__ import annotations
@@ -272,8 +278,8 @@ class Baseline:
         self.saved.clear()
 
 
-async def compare(repeats: int) -> None:
-    """Baseline and current runs, interleaved, in this one process."""
+async def compare(repeats: int) -> dict[str, dict[str, Any]]:
+    """Baseline and current runs, interleaved, in this one process; the best of each."""
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     for _ in range(repeats):
         with Baseline():
@@ -289,6 +295,45 @@ async def compare(repeats: int) -> None:
             + " ".join(f"{r['cpu'] * 1000 / r['n']:.1f}" for r in runs[label])
         )
     print(f"  after / before: {best['after']['cpu'] / best['before']['cpu']:.3f}")
+    return best
+
+
+async def profiled_phases(args: argparse.Namespace) -> tuple[dict[str, float], pstats.Stats]:
+    """One queue under cProfile: each phase's share of the event loop thread's CPU."""
+    profile = cProfile.Profile(time.thread_time_ns, 1e-9)  # CPU, not time spent waiting
+    await one_run(profile)
+    stats = pstats.Stats(profile)
+    if args.dump:
+        stats.dump_stats(args.dump)  # for `pstats` / snakeviz: print_callers() and the like
+    totals, _ = Attribution(stats).phases()
+    profiled_s = sum(totals.values()) or 1.0
+    shares = {name: seconds / profiled_s for name, seconds in totals.items()}
+    shares["muster, other"] = sum(v for k, v in shares.items() if k.startswith(MUSTER_OTHER))
+    return shares, stats
+
+
+def print_phases(columns: dict[str, tuple[dict[str, float], dict[str, Any]]]) -> None:
+    """The phase table: per column, each phase's share and ms per ticket (share of the plain
+    run's event loop thread CPU), then the other threads, measured directly."""
+    head = "".join(f" {label + ' %':>9} {label + ' ms':>10}" for label in columns)
+    print(f"  {'phase (event loop thread)':<28}{head}")
+    names = list(PHASE_NAMES)
+    first = next(iter(columns.values()))[0]
+    mine = sorted((k for k in first if k.startswith(MUSTER_OTHER)), key=lambda k: -first[k])
+    names[names.index("muster, other") + 1 : names.index("muster, other") + 1] = mine[:6]
+    for name in names:
+        cells = ""
+        for shares, run in columns.values():
+            share = shares.get(name, 0.0)
+            main_ms = run["main"] * 1000 / run["n"]
+            cells += f" {100 * share:8.1f}% {share * main_ms:10.2f}"
+        print(f"  {name:<28.28}{cells}")
+    cells = "".join(
+        f" {'':>9} {run['threads'] * 1000 / run['n']:10.2f}" for _, run in columns.values()
+    )
+    print(f"  {'other threads (aiosqlite)':<28}{cells}")
+    cells = "".join(f" {'':>9} {run['cpu'] * 1000 / run['n']:10.2f}" for _, run in columns.values())
+    print(f"  {'CPU per ticket':<28}{cells}")
 
 
 def short(func: Func) -> str:
@@ -307,63 +352,45 @@ async def main(args: argparse.Namespace) -> None:
     print(f"profile bench: {TICKETS.name} at concurrency 1, model {MODEL}, load average {load}")
     if args.ab:
         print("before (this round's changes undone in-process) against after, interleaved:")
-        await compare(args.repeats)
-        print(f"load average now {os.getloadavg()[0]:.2f}")
+        best = await compare(args.repeats)
+        with Baseline():
+            before, _ = await profiled_phases(args)
+        after, _ = await profiled_phases(args)
+        print("\nphases (one profiled run each; ms = share of the best plain run's CPU):")
+        print_phases({"before": (before, best["before"]), "after": (after, best["after"])})
+        print(f"\nload average now {os.getloadavg()[0]:.2f}")
         return
     plain = [await one_run() for _ in range(args.repeats)]
-    best = min(plain, key=lambda r: r["cpu"])
-    n = best["n"]
+    best_run = min(plain, key=lambda r: r["cpu"])
+    n = best_run["n"]
     for r in plain:
         print(
             f"  plain run: {r['wall']:5.2f} s wall, CPU {r['cpu'] * 1000 / n:5.1f} ms/ticket "
             f"(event loop thread {r['main'] * 1000 / n:5.1f}, "
             f"other threads {r['threads'] * 1000 / n:4.1f})"
         )
-    per_ticket = best["cpu"] * 1000 / n
-    main_ms = best["main"] * 1000 / n
     print(
-        f"CPU per ticket: {per_ticket:.1f} ms (best of {len(plain)}; target <= {TARGET_MS:.0f} ms)"
+        f"CPU per ticket: {best_run['cpu'] * 1000 / n:.1f} ms (best of {len(plain)}; "
+        f"target <= {TARGET_MS:.0f} ms)"
     )
-
-    profile = cProfile.Profile(time.thread_time_ns, 1e-9)  # CPU, not time spent waiting
-    await one_run(profile)
-    stats = pstats.Stats(profile)
-    if args.dump:
-        stats.dump_stats(args.dump)  # for `pstats` / snakeviz: print_callers() and the like
-    totals, per_function = Attribution(stats).phases()
-    profiled_s = sum(totals.values())
-    print(
-        f"\nphases of the event loop thread (profiled run: {profiled_s * 1000 / n:.1f} ms/ticket "
-        f"under cProfile; ms below are shares of the plain {main_ms:.1f} ms):"
-    )
-    print(f"  {'phase':<26} {'share':>6} {'ms/ticket':>10}")
-    mine = {k: v for k, v in totals.items() if k.startswith(MUSTER_OTHER)}
-    totals["muster, other"] = sum(mine.values())
-    for name in PHASE_NAMES:
-        seconds = totals.get(name, 0.0)
-        share = seconds / profiled_s if profiled_s else 0.0
-        print(f"  {name:<26} {100 * share:5.1f}% {share * main_ms:10.2f}")
-        if name == "muster, other":
-            for module, module_s in sorted(mine.items(), key=lambda item: -item[1])[:8]:
-                print(f"  {module:<40.40} {module_s / profiled_s * main_ms:10.2f}")
-    print(
-        f"  {'(other threads: aiosqlite)':<26} {'':>6} {best['threads'] * 1000 / n:10.2f}"
-        f"   (not profiled; measured by thread CPU clocks)"
-    )
+    shares, stats = await profiled_phases(args)
+    print("\nphases (one profiled run; ms = share of the best plain run's CPU):")
+    print_phases({"now": (shares, best_run)})
+    table: dict[Func, Any] = stats.stats  # type: ignore[attr-defined]
     if args.top:
+        _, per_function = Attribution(stats).phases()
         print(f"\ntop {args.top} functions by own time (profiled ms/ticket, phase):")
         ranked = sorted(per_function.items(), key=lambda item: -item[1][1])[: args.top]
         for func, (phase, own_s) in ranked:
-            calls = stats.stats[func][1]  # type: ignore[attr-defined]
+            calls = table[func][1]
             print(f"  {own_s * 1000 / n:6.2f}  {calls / n:7.1f} calls  {phase:<18} {short(func)}")
-        if args.cumulative:
-            print(f"\ntop {args.cumulative} project functions by cumulative time (profiled):")
-            table: dict[Func, Any] = stats.stats  # type: ignore[attr-defined]
-            project = [f for f in table if f[0].startswith(PROJECT) and SITE not in f[0]]
-            project.sort(key=lambda f: -table[f][3])
-            for func in project[: args.cumulative]:
-                cum_s, calls = table[func][3], table[func][1]
-                print(f"  {cum_s * 1000 / n:6.2f}  {calls / n:7.1f} calls  {short(func)}")
+    if args.cumulative:
+        print(f"\ntop {args.cumulative} project functions by cumulative time (profiled):")
+        project = [f for f in table if f[0].startswith(PROJECT) and SITE not in f[0]]
+        project.sort(key=lambda f: -table[f][3])
+        for func in project[: args.cumulative]:
+            cum_s, calls = table[func][3], table[func][1]
+            print(f"  {cum_s * 1000 / n:6.2f}  {calls / n:7.1f} calls  {short(func)}")
     print(f"\nload average now {os.getloadavg()[0]:.2f}; run data: {WORK}")
 
 

@@ -47,7 +47,7 @@ def test_killed_commands_resume_once_each() -> None:
 
     assert [t.kind for t in trials] == ["run", "approve", "batch"]
     for trial in trials:
-        where = f"trial {trial.index} ({trial.kind}, kill +{trial.delay_s}s)"
+        where = f"trial {trial.index} ({trial.kind}, kill +{trial.delay_s}s): {trial.figures()}"
         assert trial.problems == [], where
         assert trial.completed, where
         assert trial.duplicated_reports == 0, where
