@@ -29,8 +29,8 @@ approve --by alice` where a refund waits) and checked:
                       the duplicate charge), missing ones an expected order with none
   orphans             server processes of the killed command (its children, and the pids in
                       its call log lines) still alive 1 s after the kill
-  leftover dirs       `/tmp/muster-hub-<killed pid>-*` still there after the resume (the next
-                      hub reaps a dead hub's folder)
+  leftover dirs       `/tmp/muster-hub-<killed pid>-*` still there after the resume and the
+                      next hub start's reaping step (`reap_dead_log_dirs`)
   busy errors         "being advanced by another process" after a kill: the dead owner's thread
                       lease must be taken over, never block the resume
 """
@@ -61,6 +61,7 @@ from graph.app.batch_tickets import batch_thread_id
 from graph.app.runtime import open_store
 from graph.trace import read_trace, trace_path
 from workers.contracts import Report
+from workers.hub.log_dirs import reap_dead_log_dirs
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 Kind = Literal["run", "approve", "batch"]
@@ -460,9 +461,10 @@ def drive_to_terminal(sandbox: Sandbox, trial: Trial, threads: dict[str, str]) -
             return
 
         def advance(thread: str, state: ThreadState | None) -> subprocess.CompletedProcess[str]:
-            if state is None or state.status == "new":
+            if state is None:
                 # Killed before the thread's first checkpoint: run it again under its id.
                 return sandbox.cli("run", threads[thread], "--thread", thread, *common)
+            # A thread saved with only its input ("new") resumes like any other.
             if state.status == "interrupted":
                 return sandbox.cli("approve", thread, "--by", APPROVER, *common)
             return sandbox.cli("resume", thread, *common)
@@ -540,6 +542,9 @@ def run_trial(index: int, kind: Kind, delay_s: float, root: Path) -> Trial:
     trial.over_refunds += sum(n - 1 for n in per_charge.values() if n > 1)
     trial.over_refunds += sum(1 for order, _, cents in refunds if cents > expected.get(order, 0))
     trial.missing_refunds = sum(1 for order in expected if per_order[order] == 0)
+    # The next hub start reaps a dead hub's folder; the resume may not have started one (an
+    # approval already decided starts no servers), so run that same start-up step here.
+    reap_dead_log_dirs()
     trial.leftover_dirs = len(
         list(Path(tempfile.gettempdir()).glob(f"{HUB_DIR_PREFIX}{kill.pid}-*"))
     )
