@@ -34,6 +34,7 @@ from checkpoints.saver import (
     resolve_db_path,
 )
 from workers.errors import MusterError
+from workers.processes import pid_alive
 
 LEASE_TTL_S = 30.0
 """How long a lease lives without a heartbeat; a stalled or frozen owner loses it after this."""
@@ -97,21 +98,6 @@ class ThreadLeases(Protocol):
     async def release(self, thread_id: str) -> None:
         """Give the lease up (a no-op if this process does not hold it)."""
         ...
-
-
-def pid_alive(pid: int) -> bool:
-    """True if `pid` is a live process on this host (a zombie counts as dead)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc: os.kill said it exists
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def _takeable(holder: LeaseHolder, now: float) -> bool:

@@ -107,7 +107,6 @@ class Resolver:
         facts: TicketFacts,
         proposals: Sequence[Proposal],
         escalation_note: str | None,
-        clarification_pending: bool,
     ) -> None:
         self.intents = list(intents)
         self.order_ids = [o for o in order_ids if o not in unknown_orders]
@@ -115,9 +114,7 @@ class Resolver:
         self.facts = facts
         self.proposals = list(proposals)
         self.escalation_note = escalation_note
-        self.clarification_pending = clarification_pending
         self.out = Resolution()
-        self._used_proposals: set[int] = set()
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -135,10 +132,9 @@ class Resolver:
         return self.facts.policies.get(topic) if topic else None
 
     def proposal(self, tool: str, order_id: str) -> Proposal | None:
-        for index, proposal in enumerate(self.proposals):
+        for proposal in self.proposals:
             args = proposal.action.args
             if proposal.action.tool == tool and str(args.get("order_id")) == order_id:
-                self._used_proposals.add(index)
                 return proposal
         return None
 
@@ -682,9 +678,6 @@ class Resolver:
         parts = [p.strip().rstrip(".") for p in re.split(r"(?<=\.)\s+", body) if p.strip()]
         facing = [p for p in parts if not AGENT_INSTRUCTION.match(p)]
         return " ".join(f"{p}." for p in facing[:sentences])
-
-    def leftover_proposals(self) -> list[Proposal]:
-        return [p for i, p in enumerate(self.proposals) if i not in self._used_proposals]
 
 
 def proposals_from(

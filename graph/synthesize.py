@@ -198,7 +198,6 @@ def compose_answer(state: MusterState) -> Answer:
         facts=read_facts(usable),
         proposals=proposals_from(_proposed(reports), _decisions(actions), _digest),
         escalation_note=(escalation.conclusion or escalation.note) if escalation else None,
-        clarification_pending=False,
     )
     resolution = resolver.resolve()
     open_steps = [s for s in resolution.steps if s.kind == "open"]

@@ -13,24 +13,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from workers.processes import pid_alive
+
 PREFIX = "muster-hub-"
 """Name prefix of every hub log folder."""
 _OWNED = re.compile(rf"^{PREFIX}(\d+)-")
-
-
-def _pid_alive(pid: int) -> bool:
-    """True if `pid` is a live process on this host (a zombie counts as dead)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def reap_dead_log_dirs(parent: Path | None = None) -> list[Path]:
@@ -44,7 +31,7 @@ def reap_dead_log_dirs(parent: Path | None = None) -> list[Path]:
         return removed
     for entry in entries:
         match = _OWNED.match(entry.name)
-        if match is None or int(match.group(1)) == os.getpid() or _pid_alive(int(match.group(1))):
+        if match is None or int(match.group(1)) == os.getpid() or pid_alive(int(match.group(1))):
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
