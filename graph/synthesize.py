@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 
 from graph.answer_writer import write_with_model
 from graph.facts import SHARED_CALL_PREFIX
-from graph.facts_read import money, read_facts
+from graph.facts_read import TicketFacts, money, read_facts
 from graph.resolve import Resolver, proposals_from
 from graph.services import Services, services_for
 from graph.state import (
@@ -260,17 +260,22 @@ def compose_answer(state: MusterState) -> Answer:
         open_questions=resolution.open_questions,
         evidence=evidence,
     )
-    return with_text(answer, state)
+    return with_text(answer, state, facts=resolver.facts)
 
 
-def with_text(answer: Answer, state: MusterState) -> Answer:
-    """The answer with its terminal text rendered from its parts and the state."""
-    usable = [r for r in current_reports(state.get("reports") or []).values() if r.status == "ok"]
+def with_text(answer: Answer, state: MusterState, *, facts: TicketFacts | None = None) -> Answer:
+    """The answer with its terminal text rendered from its parts and the state (`facts`:
+    the reports' facts when the caller has read them already)."""
+    if facts is None:
+        usable = [
+            r for r in current_reports(state.get("reports") or []).values() if r.status == "ok"
+        ]
+        facts = read_facts(usable)
     policies = [
         f"{p.data.get('policy_id')}"
         + (f" (cached snapshot {p.data.get('snapshot')})" if p.fallback else "")
         + f": {p.data.get('text')}"
-        for p in read_facts(usable).policies.values()
+        for p in facts.policies.values()
     ]
     text = render_text(
         answer,
