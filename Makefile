@@ -25,8 +25,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP)
-	$(VENV)/bin/pytest
+pytest: $(STAMP) ## the whole suite, spread over the cores (plain `pytest` runs it serially)
+	$(VENV)/bin/pytest -n auto
 
 check: lint typecheck ## ruff and mypy
 
