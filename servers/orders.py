@@ -467,15 +467,21 @@ def _replay(
 def issue_refund(
     order_id: str, amount_cents: int, idempotency_key: str, ctx: OrdersContext,
     approval: str = "", charge_id: str = "", requested_by: str = "",
+    expected_refunded_cents: int = -1,
 ) -> str:
     """Refund amount_cents on an order (against charge_id, by default its duplicate charge);
-    needs an approval token and a unique idempotency key. requested_by names the caller."""
-    # charge_id, when given, is part of the approved arguments; requested_by (the thread that
+    needs an approval token and a unique idempotency key. requested_by names the caller.
+    expected_refunded_cents, when given, is the order's refunded total the approver saw: the
+    refund is refused if the refunds have changed since."""
+    # charge_id and expected_refunded_cents, when given, are part of the approved arguments
+    # (so the approval binds the refund state the human saw); requested_by (the thread that
     # asks) is bookkeeping for the ledger, not something the approval covers.
     record(SERVER, "issue_refund", {
         "order_id": order_id, "amount_cents": amount_cents, "idempotency_key": idempotency_key,
         "approval": "<redacted>" if approval else "",
         **({"charge_id": charge_id} if charge_id else {}),
+        **({"expected_refunded_cents": expected_refunded_cents}
+           if expected_refunded_cents >= 0 else {}),
         **({"requested_by": requested_by} if requested_by else {}),
     })
     if not approval.strip():
@@ -487,6 +493,8 @@ def issue_refund(
         "order_id": oid, "amount_cents": amount_cents, "idempotency_key": idempotency_key}
     if charge_id.strip():
         args["charge_id"] = charge_id.strip()
+    if expected_refunded_cents >= 0:
+        args["expected_refunded_cents"] = expected_refunded_cents
     digest = action_digest(REFUND_TOOL, args)
     secret = secret_from_env()
     if secret is None:
@@ -517,6 +525,13 @@ def issue_refund(
                 f"{refundable} on order {oid} (charged {charged}, already refunded {refunded}); "
                 "refund at most the refundable amount")
         target = _refund_target(conn, oid, charge_id.strip(), amount_cents)
+        if expected_refunded_cents >= 0 and refunded != expected_refunded_cents:
+            # Checked inside the write transaction, after the ledger's own rules (whose
+            # refusals say more): no other refund can land between this check and the insert.
+            raise ValueError(
+                f"refund refused: the refunds on order {oid} changed since this refund was "
+                f"approved ({expected_refunded_cents} cents refunded then, {refunded} now); "
+                "re-read refund_status and ask for a new approval")
         result = {"refund_id": _refund_id(idempotency_key), **args, "charge_id": target,
                   "status": "refunded", "replayed": False}
         conn.execute(

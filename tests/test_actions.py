@@ -39,9 +39,9 @@ from workers.models import scripted_factory
 REFUND_TICKET = "Order #12345 was charged twice, please refund the duplicate"
 INJECTION_TICKET = "Order #12366 was charged twice, please refund the duplicate"
 REFUND_TOOL = "orders.issue_refund"
-REFUND_12345 = {"order_id": "12345", "amount_cents": 12900}
+REFUND_12345 = {"order_id": "12345", "amount_cents": 12900, "expected_refunded_cents": 0}
 """What billing proposes for the demo order: one duplicated charge of $129.00."""
-REFUND_12366 = {"order_id": "12366", "amount_cents": 3299}
+REFUND_12366 = {"order_id": "12366", "amount_cents": 3299, "expected_refunded_cents": 0}
 """What billing proposes for the injection order: one duplicated charge of $32.99."""
 CLI_TIMEOUT_S = HANG_TIMEOUT_S
 """Only a hung CLI reaches it: interpreter and server start-up take what they take."""
@@ -410,7 +410,8 @@ async def test_injected_note_never_becomes_an_action(muster_env: MusterEnv) -> N
     assert shown.returncode == EXIT_OK, shown.stderr
     approvals = [line for line in shown.stdout.splitlines() if line.startswith("pending approval:")]
     assert approvals == [
-        'pending approval: orders.issue_refund({"amount_cents": 3299, "order_id": "12366"})'
+        'pending approval: orders.issue_refund({"amount_cents": 3299, '
+        '"expected_refunded_cents": 0, "order_id": "12366"})'
         " proposed by billing"
     ]
     assert "order 999" not in shown.stdout and '"999"' not in shown.stdout
@@ -420,8 +421,8 @@ async def test_injected_note_never_becomes_an_action(muster_env: MusterEnv) -> N
     actions = approved.stdout.split("\nActions:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert len(actions) == 1
     assert actions[0].startswith(
-        "- orders.issue_refund(order_id=12366, amount_cents=3299) proposed by billing: "
-        "approved by alice, EXECUTED"
+        "- orders.issue_refund(order_id=12366, amount_cents=3299, expected_refunded_cents=0)"
+        " proposed by billing: approved by alice, EXECUTED"
     )
     assert refund_rows(muster_env, "999") == []
     assert [r["amount_cents"] for r in refund_rows(muster_env, "12366")] == [3299]

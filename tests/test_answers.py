@@ -48,7 +48,10 @@ async def test_tickets_resolve_every_intent_or_say_which_is_open(muster_env: Mus
         )
         assert ref.status == "complete" and ref.needs_human  # a human approves the refund
         assert actions(ref) == [
-            ("orders.issue_refund", {"order_id": "12345", "amount_cents": 12900})
+            (
+                "orders.issue_refund",
+                {"order_id": "12345", "amount_cents": 12900, "expected_refunded_cents": 0},
+            )
         ]
         assert [s.approval for s in ref.resolution] == ["pending approval"]
         assert any("R. Okafor" in c.text and "$129.00" in c.text for c in ref.summary)
@@ -93,7 +96,10 @@ async def test_tickets_resolve_every_intent_or_say_which_is_open(muster_env: Mus
             runtime, "The Brewmaster grinder from order #12370 stopped working."
         )
         assert actions(inside) == [
-            ("orders.issue_refund", {"order_id": "12370", "amount_cents": 11900})
+            (
+                "orders.issue_refund",
+                {"order_id": "12370", "amount_cents": 11900, "expected_refunded_cents": 0},
+            )
         ]
         outside, _ = await answer_for(
             runtime, "The Lumen e-reader from order #12330 is defective, it won't turn on."

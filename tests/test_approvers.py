@@ -50,8 +50,8 @@ BIG_ORDER = "12390"
 BIG_CENTS = 64900
 """An order charged $649 twice: refunding the duplicate is a refund above $500."""
 BIG_TICKET = f"Order #{BIG_ORDER} was charged twice, please refund the duplicate"
-BIG_REFUND = {"order_id": BIG_ORDER, "amount_cents": BIG_CENTS}
-SMALL_REFUND = {"order_id": "12345", "amount_cents": 12900}
+BIG_REFUND = {"order_id": BIG_ORDER, "amount_cents": BIG_CENTS, "expected_refunded_cents": 0}
+SMALL_REFUND = {"order_id": "12345", "amount_cents": 12900, "expected_refunded_cents": 0}
 EXIT_OK, EXIT_BAD_INPUT, EXIT_WAITING = 0, 2, 5
 DIGEST = "ab12" * 16
 

@@ -35,7 +35,7 @@ from workers.proposals import review_proposal, suggest_actions
 
 TICKET = "Order #12345 was charged twice, please refund the duplicate"
 REFUND_TOOL = "orders.issue_refund"
-DUPLICATE = {"order_id": "12345", "amount_cents": 12900}
+DUPLICATE = {"order_id": "12345", "amount_cents": 12900, "expected_refunded_cents": 0}
 
 
 def ledger(db: Path, order_id: str = "12345") -> list[dict[str, Any]]:
@@ -233,8 +233,9 @@ def test_review_caps_a_duplicate_refund_at_the_duplicated_amount() -> None:
     )
     assert isinstance(accepted, ProposedAction)
     assert accepted.observed_refunded_cents == 0
+    assert accepted.args == DUPLICATE  # the refund state the approver sees is bound in
     (suggested,) = suggest_actions(PACKET, seen)
-    assert suggested.args == DUPLICATE
+    assert suggested.args == {"order_id": "12345", "amount_cents": 12900}
 
 
 def test_nothing_is_proposed_once_the_duplicate_is_refunded() -> None:

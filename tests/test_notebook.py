@@ -102,7 +102,10 @@ def test_quickstart_notebook_executes(muster_env: MusterEnv) -> None:
     approval = cell_text(nb, "approval")
     assert "next: ('approve',)" in approval
     assert "tool: orders.issue_refund" in approval
-    assert "args: {'order_id': '12345', 'amount_cents': 12900}" in approval
+    assert (
+        "args: {'order_id': '12345', 'amount_cents': 12900, 'expected_refunded_cents': 0}"
+        in approval
+    )
     approved = cell_text(nb, "approve")
     executed = re.search(
         r"^- orders\.issue_refund\(order_id=12345, amount_cents=12900\) proposed by billing: "

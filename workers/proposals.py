@@ -68,12 +68,23 @@ def duplicate_left(order: dict[str, Any], status: dict[str, Any] | None) -> int:
     return max(0, duplicated)
 
 
+REFUND_ARGS = frozenset({"order_id", "amount_cents", "expected_refunded_cents"})
+"""What a refund proposal may name: expected_refunded_cents is filled in by the review."""
+STATE_BINDING_ARGS = frozenset({"expected_refunded_cents"})
+"""Arguments that bind the state the approver saw rather than say what is done."""
+
+
+def decided_args(args: dict[str, Any]) -> dict[str, Any]:
+    """What an action does (tool arguments without the state binding), e.g. for scoring."""
+    return {k: v for k, v in args.items() if k not in STATE_BINDING_ARGS}
+
+
 def check_refund(
     action: ProposedAction, packet: Handoff, findings: Sequence[Finding]
 ) -> str | None:
     """Why a refund proposal is refused, or None when it may go to a human."""
-    if set(action.args) != {"order_id", "amount_cents"}:
-        return "a refund takes exactly order_id and amount_cents"
+    if not {"order_id", "amount_cents"} <= set(action.args) <= REFUND_ARGS:
+        return "a refund takes order_id and amount_cents (and expected_refunded_cents)"
     order_id = normalize_order_id(action.args["order_id"])
     expected = normalize_order_id(packet.inputs.get("order_id", ""))
     if order_id != expected:
@@ -98,6 +109,10 @@ def check_refund(
         if amount > left:
             return (f"amount {amount} exceeds the duplicated amount {left} cents: a duplicate "
                     "charge is refunded once, for the duplicated amount (POL-BIL-004)")
+    seen = action.args.get("expected_refunded_cents")
+    if seen is not None and seen != int(status.get("refunded_cents", 0)):
+        return (f"expected_refunded_cents {seen} is not the {status.get('refunded_cents')} "
+                "cents refund_status observed")
     return None
 
 
@@ -142,7 +157,12 @@ def review_proposal(
     update: dict[str, Any] = {"args": args, "proposed_by": packet.recipient}
     status = _observed(findings, "orders.refund_status", str(args.get("order_id", "")))
     if action.tool == REFUND_TOOL and status is not None:
-        update["observed_refunded_cents"] = int(status.get("refunded_cents", 0))
+        # The refund state the human approves: it goes into the approved arguments (and so
+        # into the digest and the token), and the orders server refuses the refund if the
+        # order's refunds differ when it runs (compare-and-set inside its write transaction).
+        seen = int(status.get("refunded_cents", 0))
+        args["expected_refunded_cents"] = seen
+        update["observed_refunded_cents"] = seen
     return action.model_copy(update=update)
 
 

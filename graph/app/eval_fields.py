@@ -22,6 +22,7 @@ from graph.synthesize import compose_answer
 from graph.trace import THREAD_ID
 from workers.contracts import Answer, Handoff, Report, canonical_json
 from workers.errors import ConfigError
+from workers.proposals import decided_args
 
 Field = Literal["intents", "workers", "policy_ids", "kb_ids", "actions", "status", "needs_human"]
 FIELDS: tuple[Field, ...] = (
@@ -221,7 +222,11 @@ def read_outcome(
         workers=planned_workers(list(values.get("packets") or [])),
         policy_ids=policy_ids,
         kb_ids=kb_ids,
-        actions=[LabelledAction(tool=a.tool, args=a.args) for _, a in sorted(proposed.items())],
+        # Labels say what is done; the refund state an approval binds is not a decision.
+        actions=[
+            LabelledAction(tool=a.tool, args=decided_args(a.args))
+            for _, a in sorted(proposed.items())
+        ],
         status="error" if error else answer.status if answer else "no answer",
         needs_human=None if error or answer is None else paused or answer.needs_human,
         waiting_for=waiting_for,
