@@ -426,7 +426,7 @@ async def test_injected_note_never_becomes_an_action(muster_env: MusterEnv) -> N
     )
     assert refund_rows(muster_env, "999") == []
     assert [r["amount_cents"] for r in refund_rows(muster_env, "12366")] == [3299]
-    assert all_run_refunds(muster_env) == [REFUND_12366]
+    assert all_run_refunds(muster_env) == [{"order_id": "12366", "amount_cents": 3299}]
     assert [c["args"]["order_id"] for c in refund_calls(muster_env)] == ["12366"]
 
 

@@ -108,7 +108,8 @@ def test_quickstart_notebook_executes(muster_env: MusterEnv) -> None:
     )
     approved = cell_text(nb, "approve")
     executed = re.search(
-        r"^- orders\.issue_refund\(order_id=12345, amount_cents=12900\) proposed by billing: "
+        r"^- orders\.issue_refund\(order_id=12345, amount_cents=12900, expected_refunded_cents=0\)"
+        r" proposed by billing: "
         r"approved by notebook, EXECUTED: refund_id=(re_\w+)",
         approved,
         re.M,
