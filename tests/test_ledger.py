@@ -137,8 +137,18 @@ async def orders_session() -> AsyncIterator[ClientSession]:
             yield s
 
 
-async def refund(s: ClientSession, amount: int, key: str, thread: str) -> tuple[bool, str]:
-    args = {"order_id": "12345", "amount_cents": amount, "idempotency_key": key}
+async def refund(
+    s: ClientSession,
+    amount: int,
+    key: str,
+    thread: str,
+    *,
+    order_id: str = "12345",
+    expected_refunded: int | None = None,
+) -> tuple[bool, str]:
+    args: dict[str, Any] = {"order_id": order_id, "amount_cents": amount, "idempotency_key": key}
+    if expected_refunded is not None:
+        args["expected_refunded_cents"] = expected_refunded
     secret = "test-secret-ledger"
     token = mint_token(action_digest(REFUND_TOOL, args), secret=secret, expires_at=time.time() + 60)
     result = await s.call_tool("issue_refund", {**args, "approval": token, "requested_by": thread})
@@ -171,6 +181,40 @@ async def test_server_refunds_a_duplicate_once_whatever_the_key(
     ]
     assert data["duplicate_charges"][0]["refund_ids"] == [data["refunds"][0]["refund_id"]]
     assert [r["idempotency_key"] for r in ledger(muster_env.orders_db)] == ["key-a"]
+
+
+async def test_an_approval_binds_the_refund_state_the_human_saw(
+    muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The approved arguments carry the refunded total the approver saw; the server compares
+    it inside its write transaction, so a refund approved against a state that has since
+    moved is refused, whichever check ran before it. The token binds the value: a caller
+    cannot change it without a new approval."""
+    monkeypatch.setenv("MUSTER_APPROVAL_SECRET", "test-secret-ledger")
+    async with orders_session() as s:
+        first, text = await refund(s, 1000, "cas-a", "t-a", order_id="12370", expected_refunded=0)
+        assert first, text
+        stale, text = await refund(s, 1000, "cas-b", "t-b", order_id="12370", expected_refunded=0)
+        assert not stale
+        assert "changed since this refund was approved (0 cents refunded then, 1000 now)" in text
+        fresh, text = await refund(
+            s, 1000, "cas-c", "t-c", order_id="12370", expected_refunded=1000
+        )
+        assert fresh, text
+        args = {"order_id": "12370", "amount_cents": 1000, "idempotency_key": "cas-d"}
+        token = mint_token(
+            action_digest(REFUND_TOOL, {**args, "expected_refunded_cents": 2000}),
+            secret="test-secret-ledger",
+            expires_at=time.time() + 60,
+        )
+        forged = await s.call_tool(
+            "issue_refund", {**args, "expected_refunded_cents": 0, "approval": token}
+        )
+        assert forged.isError  # the token was minted for another refund state
+    assert [r["idempotency_key"] for r in ledger(muster_env.orders_db, "12370")] == [
+        "cas-a",
+        "cas-c",
+    ]
 
 
 # --- the proposal review ----------------------------------------------------------------------
