@@ -4,6 +4,9 @@ It lives in its own table of the checkpoint database, written by its own connect
 soon as the event happens, so it survives a crash that loses the checkpoint after it.
 An action's decision is recorded once (`decide`): the first decision for a thread and digest
 stands, whichever process asks, and a later one gets that standing decision back.
+
+Beside it, `muster_action_claim` holds one row per action put to a human with what it claims
+(a refund of one order): across threads, one such action waits at a time (`claim`).
 """
 
 from __future__ import annotations
@@ -22,8 +25,17 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS muster_audit (
     actor TEXT NOT NULL, digest TEXT NOT NULL, result TEXT NOT NULL,
     role TEXT NOT NULL DEFAULT '')"""
 
+CLAIMS = """CREATE TABLE IF NOT EXISTS muster_action_claim (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL, subject TEXT NOT NULL, thread_id TEXT NOT NULL, digest TEXT NOT NULL,
+    held_by TEXT NOT NULL DEFAULT '', UNIQUE (thread_id, digest))"""
+"""Actions put to a human, one row each, with what they claim (e.g. a refund of one order);
+`held_by` names the thread whose older claim this one gave way to."""
+
 DECISION = "decision"
 """The event of the one decision that stands for an action."""
+EXECUTION = "execution"
+"""An approved action ran (or was refused before running): its claim is settled."""
 
 _COLUMNS = "at, thread_id, event, actor, digest, result, role"
 
@@ -42,6 +54,16 @@ class AuditRow:
     result: str
     role: str = ""
     """The role the actor acted under (decisions and refusals), else empty."""
+
+
+@dataclass(frozen=True)
+class ActionClaim:
+    """An action put to a human, and what it claims while it waits."""
+
+    at: float
+    subject: str
+    thread_id: str
+    digest: str
 
 
 def _text(result: Any) -> str:
@@ -67,6 +89,11 @@ class AuditLog:
             "CREATE INDEX IF NOT EXISTS muster_audit_by_action"
             " ON muster_audit (thread_id, digest, event)"
         )
+        await conn.execute(CLAIMS)
+        await conn.execute(
+            "CREATE INDEX IF NOT EXISTS muster_claim_by_subject"
+            " ON muster_action_claim (subject, held_by)"
+        )
         await conn.commit()
         return cls(conn)
 
@@ -83,6 +110,44 @@ class AuditLog:
             (time.time(), thread_id, event, actor, digest, _text(result), role),
         )
         await self._conn.commit()
+
+    async def claim(self, *, thread_id: str, digest: str, subject: str) -> ActionClaim | None:
+        """Put the action `digest` of `thread_id` forward on `subject` (once; a node that
+        runs again on resume claims again harmlessly), and return the claim that stands: the
+        oldest open one on `subject`, whichever thread made it. A claim is open until its
+        action is executed (or refused before running) or rejected, or it gives way. When
+        the standing claim is another thread's, this one gives way at once (`held_by`), so it
+        never blocks a later thread. Two threads claiming together both see the same oldest
+        row (ids order them), so exactly one goes to a human."""
+        await self._conn.execute(
+            "INSERT OR IGNORE INTO muster_action_claim (at, subject, thread_id, digest)"
+            " VALUES (?, ?, ?, ?)",
+            (time.time(), subject, thread_id, digest),
+        )
+        await self._conn.commit()
+        standing = await self.open_claim(subject)
+        # None only if this claim was settled or gave way before (a step that ran again):
+        # then nobody holds the subject.
+        if standing is not None and standing.thread_id != thread_id:
+            await self._conn.execute(
+                "UPDATE muster_action_claim SET held_by = ? WHERE thread_id = ? AND digest = ?",
+                (standing.thread_id, thread_id, digest),
+            )
+            await self._conn.commit()
+        return standing
+
+    async def open_claim(self, subject: str) -> ActionClaim | None:
+        """The oldest open claim on `subject` (see `claim`), if any."""
+        async with self._conn.execute(
+            "SELECT c.at, c.subject, c.thread_id, c.digest FROM muster_action_claim AS c"
+            " WHERE c.subject = ? AND c.held_by = '' AND NOT EXISTS (SELECT 1 FROM muster_audit"
+            " AS a WHERE a.thread_id = c.thread_id AND a.digest = c.digest AND (a.event = ?"
+            " OR (a.event = ? AND json_extract(a.result, '$.decision') = 'rejected')))"
+            " ORDER BY c.id LIMIT 1",
+            (subject, EXECUTION, DECISION),
+        ) as cursor:
+            row = await cursor.fetchone()
+        return ActionClaim(*row) if row is not None else None
 
     async def decide(
         self, *, thread_id: str, actor: str, role: str, digest: str, result: Any

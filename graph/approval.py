@@ -29,6 +29,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from checkpoints.audit import EXECUTION
 from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, load_approvers
 from graph.facts_read import money
 from graph.services import Services, services_for
@@ -182,6 +183,9 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
     digest = approval_digest(action, key)
     config = await asyncio.to_thread(load_approvers)  # a file read; Studio forbids blocking
     services = await services_for(runtime)
+    held = await _held_elsewhere(services, thread, action, digest, key)
+    if held is not None:
+        return {"actions": [held]}
     ask = _ask(action, digest, config)
     refusals: list[Refusal] = []
     while True:
@@ -221,6 +225,51 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
         role=decision.role,
     )
     return {"actions": [record]}
+
+
+HELD = "awaiting approval in thread"
+"""Marks an action withheld because the same action on the same order waits elsewhere."""
+
+
+def claim_subject(action: ProposedAction) -> str | None:
+    """What an action claims while it waits for a human: its tool on its order."""
+    order_id = action.args.get("order_id")
+    return f"{action.tool}:{order_id}" if order_id not in (None, "") else None
+
+
+async def _held_elsewhere(
+    services: Services, thread: str, action: ProposedAction, digest: str, key: str
+) -> ActionRecord | None:
+    """The record that withholds `action` when the same action on the same order is already
+    waiting for a human (or approved, not yet run) in another thread, else None.
+
+    Across threads, one such action waits at a time: two tickets about one duplicate charge
+    must not put two refunds to two humans. The audit log arbitrates (`AuditLog.claim`); the
+    orders server's ledger still refuses a second refund if two were approved anyway."""
+    subject = claim_subject(action)
+    if services.audit is None or subject is None:
+        return None
+    standing = await services.audit.claim(thread_id=thread, digest=digest, subject=subject)
+    if standing is None or standing.thread_id == thread:
+        return None
+    since = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(standing.at))
+    what = "a refund" if action.tool == REFUND_TOOL else action.tool
+    services.trace_node("approve", outcome="held", tool=action.tool, digest=digest)
+    return ActionRecord(
+        digest=digest,
+        tool=action.tool,
+        args=action.args,
+        idempotency_key=key,
+        proposed_by=action.proposed_by,
+        decision="rejected",  # not decided here: `status` says it is held elsewhere
+        decided_by="muster",
+        decided_at=time.time(),
+        expires_at=time.time(),
+        note=f"not put to a human: the same action waits in thread {standing.thread_id}",
+        status="held",
+        result=f"{what} on order {action.args.get('order_id')} is {HELD} "
+        f"{standing.thread_id} (proposed {since}); nothing new was put to a human",
+    )
 
 
 async def _record_refusal(
@@ -326,7 +375,7 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
             if services.audit is not None:
                 await services.audit.record(
                     thread_id=thread,
-                    event="execution",
+                    event=EXECUTION,
                     actor="muster",
                     digest=record.digest,
                     result={"status": "refused", "outcome": "state_changed", "text": stale},
@@ -358,7 +407,7 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
         if services.audit is not None:
             await services.audit.record(
                 thread_id=thread,
-                event="execution",
+                event=EXECUTION,
                 actor="muster",
                 digest=record.digest,
                 result={"status": status, "outcome": str(result.outcome), "text": result.text},

@@ -69,6 +69,8 @@ class Proposal:
             return f"executed (approved by {self.record.decided_by})"
         if status == "rejected":
             return f"rejected by {self.record.decided_by}"
+        if status == "held":
+            return self.record.result.split(" (proposed", 1)[0].split(" is ", 1)[-1]
         return status
 
 
@@ -323,6 +325,24 @@ class Resolver:
                 f"The duplicate charge on order {oid} has already been refunded. "
                 + self.article_sentence("KB-202", 1)
             )
+        elif count >= 2 and record is not None and record.status == "held":
+            # Another ticket's refund of this duplicate already waits for a human: one
+            # approval at a time per order, so this thread puts nothing new forward.
+            assert proposal is not None
+            self.claim(f"The second charge of {money(amount)} is a duplicate.", order.cite)
+            self.action_step(
+                intent,
+                proposal,
+                f"A refund of the duplicate charge on order {oid} is already "
+                f"{proposal.approval}: approve or reject it there; nothing new was proposed.",
+                *cites,
+            )
+            self.say(
+                f"You were charged twice for order {oid}: the second charge of {money(amount)} "
+                "is a duplicate, and its refund to your original payment method is already "
+                "being processed."
+            )
+            self.say(self.kb_quote("KB-201"))
         elif count >= 2 and proposal is not None:
             self.claim(f"The second charge of {money(amount)} is a duplicate.", order.cite)
             self.action_step(

@@ -73,6 +73,8 @@ def _args(args: dict[str, Any]) -> str:
 
 def _action_line(action: ActionRecord) -> str:
     head = f"- {action.tool}({_args(action.args)}) proposed by {action.proposed_by}: "
+    if action.status == "held":
+        return head + f"HELD: {action.result}"
     if action.status == "rejected":
         return (
             head + f"REJECTED by {action.decided_by}" + (f" ({action.note})" if action.note else "")
@@ -218,7 +220,8 @@ def compose_answer(state: MusterState) -> Answer:
         s.intent != "unknown" and "names no order" in s.text for s in open_steps
     )
     needs_human = (
-        any(a.status in ("refused", "failed", "approved") for a in actions)
+        # held: the same action waits for a human in another thread
+        any(a.status in ("refused", "failed", "approved", "held") for a in actions)
         or any(s.kind == "action" and s.approval == "pending approval" for s in resolution.steps)
         or any(r.strategy == "escalate" for r in recoveries)
         or escalation is not None

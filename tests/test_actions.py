@@ -21,6 +21,7 @@ import os
 import signal
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,9 +79,9 @@ def all_run_refunds(env: MusterEnv) -> list[dict[str, Any]]:
     return [{"order_id": r[0], "amount_cents": r[1]} for r in rows]
 
 
-def audit_rows(env: MusterEnv, thread: str) -> list[dict[str, Any]]:
+def audit_rows(env: MusterEnv, thread: str, db: Path | None = None) -> list[dict[str, Any]]:
     """The thread's audit rows (table muster_audit of the checkpoint DB), oldest first."""
-    conn = sqlite3.connect(env.checkpoint_db)
+    conn = sqlite3.connect(db or env.checkpoint_db)
     try:
         rows = conn.execute(
             "SELECT event, actor, digest, result, at FROM muster_audit"
@@ -288,9 +289,15 @@ async def test_replayed_approval_for_another_thread_or_other_arguments_is_reject
     muster_env: MusterEnv,
 ) -> None:
     secret = os.environ["MUSTER_APPROVAL_SECRET"]
-    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+    # Thread B on a store of its own: on one store B's refund would not be put to a human at
+    # all while A's waits (test_ledger.py), and this test is about approvals replayed.
+    other_store = muster_env.checkpoint_db.with_name("other.sqlite")
+    async with (
+        open_runtime(db=muster_env.checkpoint_db) as runtime,
+        open_runtime(db=other_store) as other,
+    ):
         (interrupt_a,) = await run_to_interrupt(runtime, "replay-a", REFUND_TICKET)
-        (interrupt_b,) = await run_to_interrupt(runtime, "replay-b", REFUND_TICKET)
+        (interrupt_b,) = await run_to_interrupt(other, "replay-b", REFUND_TICKET)
         a, b = interrupt_a.value, interrupt_b.value
         # Same action, but the digest binds the thread (through the idempotency key).
         assert a["args"] == b["args"] == REFUND_12345
@@ -301,9 +308,9 @@ async def test_replayed_approval_for_another_thread_or_other_arguments_is_reject
         # Thread B resumed with thread A's approval: a digest mismatch, so not a decision.
         # B's action stays pending and its next interrupt says why (the same in Studio).
         stolen = {"approved": True, "digest": a["digest"], "by": "alice", "note": "lgtm"}
-        values_b = await stream_run(runtime, "replay-b", Command(resume={interrupt_b.id: stolen}))
+        values_b = await stream_run(other, "replay-b", Command(resume={interrupt_b.id: stolen}))
         assert not values_b.get("actions")
-        snapshot_b = await runtime.graph.aget_state(thread_config("replay-b"))
+        snapshot_b = await other.graph.aget_state(thread_config("replay-b"))
         assert status_of(snapshot_b) == "interrupted"
         (again_b,) = snapshot_b.interrupts
         assert again_b.value["digest"] == b["digest"]
@@ -337,8 +344,8 @@ async def test_replayed_approval_for_another_thread_or_other_arguments_is_reject
     assert refund_rows(muster_env, "12345") == []
     assert all_run_refunds(muster_env) == []
     assert len(refund_calls(muster_env)) == 1  # only the direct call; the graph sent none
-    for thread in ("replay-a", "replay-b"):
-        assert [(r["event"], r["actor"]) for r in audit_rows(muster_env, thread)] == [
+    for thread, db in (("replay-a", muster_env.checkpoint_db), ("replay-b", other_store)):
+        assert [(r["event"], r["actor"]) for r in audit_rows(muster_env, thread, db)] == [
             ("refused", "alice")
         ]
 

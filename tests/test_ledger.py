@@ -78,12 +78,18 @@ def last_action(values: dict[str, Any]) -> ActionRecord:
 async def test_two_threads_approved_one_after_the_other_refund_once(
     muster_env: MusterEnv,
 ) -> None:
-    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+    # Two stores (two audit logs), one orders database: nothing but the orders server's
+    # ledger stands between the two approvals and a second refund.
+    other_store = muster_env.checkpoint_db.with_name("other.sqlite")
+    async with (
+        open_runtime(db=muster_env.checkpoint_db) as runtime,
+        open_runtime(db=other_store) as other,
+    ):
         first = await waiting(runtime, "dup-a")
-        second = await waiting(runtime, "dup-b")  # both saw nothing refunded
+        second = await waiting(other, "dup-b")  # both saw nothing refunded
         a = await approve(runtime, "dup-a", first)
         assert last_action(a).status == "executed"
-        b = await approve(runtime, "dup-b", second)
+        b = await approve(other, "dup-b", second)
         record_b = last_action(b)
         assert record_b.status == "refused"
         assert "refused before execution" in record_b.result
@@ -109,11 +115,15 @@ async def test_two_threads_approved_one_after_the_other_refund_once(
 @pytest.mark.slow
 @pytest.mark.integration
 async def test_two_threads_approved_racing_refund_once(muster_env: MusterEnv) -> None:
-    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+    other_store = muster_env.checkpoint_db.with_name("other.sqlite")
+    async with (
+        open_runtime(db=muster_env.checkpoint_db) as runtime,
+        open_runtime(db=other_store) as other,
+    ):
         first = await waiting(runtime, "race-a")
-        second = await waiting(runtime, "race-b")
+        second = await waiting(other, "race-b")
         a, b = await asyncio.gather(
-            approve(runtime, "race-a", first), approve(runtime, "race-b", second)
+            approve(runtime, "race-a", first), approve(other, "race-b", second)
         )
     records = sorted([last_action(a), last_action(b)], key=lambda r: r.status)
     assert [r.status for r in records] == ["executed", "refused"]
@@ -125,6 +135,48 @@ async def test_two_threads_approved_racing_refund_once(muster_env: MusterEnv) ->
     losing_answer = a["answer"] if last_action(a).status == "refused" else b["answer"]
     assert losing_answer.needs_human
     assert "was already refunded" in losing_answer.text
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+async def test_a_second_ticket_says_the_refund_awaits_approval_in_the_first_thread(
+    muster_env: MusterEnv,
+) -> None:
+    """On one store, one refund of an order waits for a human at a time: a second ticket
+    about the same duplicate charge puts nothing new to a human and names the thread where
+    the refund waits. Once that refund is settled (rejected here), the next ticket may
+    propose it again."""
+    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+        first = await waiting(runtime, "held-a")
+        b = await stream_run(runtime, "held-b", {"request": TICKET})
+        snapshot = await runtime.graph.aget_state(thread_config("held-b"))
+        assert not snapshot.interrupts  # nothing was put to a human in held-b
+        held = last_action(b)
+        assert held.status == "held" and "awaiting approval in thread held-a" in held.result
+        answer = b["answer"]
+        assert answer.status == "complete" and answer.needs_human
+        (step,) = [s for s in answer.resolution if s.intent == "duplicate_charge"]
+        assert step.approval == "awaiting approval in thread held-a"
+        assert "already awaiting approval in thread held-a" in answer.text
+        assert "already being processed" in answer.customer_reply
+
+        rejection = {"approved": False, "digest": first.value["digest"], "by": "alice"}
+        await stream_run(runtime, "held-a", Command(resume={first.id: rejection}))
+        await waiting(runtime, "held-c")  # the claim was released: a new approval waits
+
+    audit = sqlite3.connect(muster_env.checkpoint_db)
+    try:
+        claims = audit.execute(
+            "SELECT thread_id, subject, held_by FROM muster_action_claim ORDER BY id"
+        ).fetchall()
+    finally:
+        audit.close()
+    assert claims == [
+        ("held-a", "orders.issue_refund:12345", ""),
+        ("held-b", "orders.issue_refund:12345", "held-a"),
+        ("held-c", "orders.issue_refund:12345", ""),
+    ]
+    assert ledger(muster_env.orders_db) == []
 
 
 # --- the orders server: the ledger itself ----------------------------------------------------

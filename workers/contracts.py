@@ -220,8 +220,9 @@ class ActionRecord(BaseModel):
     """When the approval lapses, fixed at decision time; the token carries it."""
     note: str = ""
     """The human's note, or why an approval was refused."""
-    status: Literal["approved", "rejected", "executed", "refused", "failed"]
-    """Where it stands: executed means the tool ran (or replayed its stored result)."""
+    status: Literal["approved", "rejected", "executed", "refused", "failed", "held"]
+    """Where it stands: executed means the tool ran (or replayed its stored result); held
+    means it was not put to a human because the same action waits in another thread."""
     result: str = ""
     """What the tool returned, or why it did not run."""
 
