@@ -21,6 +21,7 @@ import pytest
 import pytest_asyncio
 
 from servers.call_log import count_calls
+from tests.conftest import HANG_TIMEOUT_S
 from workers.hub import CallOutcome, ToolHub, cap_text
 from workers.hub.catalogue import register_tools
 from workers.hub.servers_config import (
@@ -30,6 +31,7 @@ from workers.hub.servers_config import (
     load_servers_config,
     parse_servers_config,
 )
+from workers.hub.sessions import STOP_TIMEOUT_S
 
 # Async tests share the module-scoped hub, so they run in its event loop.
 module_loop = pytest.mark.asyncio(loop_scope="module")
@@ -489,6 +491,30 @@ async def test_a_server_that_hangs_at_start_is_bounded(env: Env) -> None:
         assert "hanging at start as asked" in (state.last_error or "")  # its stderr tail
     finally:
         await hub.aclose()
+
+
+@module_loop
+@pytest.mark.integration
+async def test_a_start_cancelled_while_the_server_hangs_kills_it_at_once(env: Env) -> None:
+    """A run whose deadline passes while a server hangs before `initialize` cancels the start:
+    the hub must not wait out the start timeout (or its stop timeout) to be rid of it."""
+    connecting = asyncio.create_task(
+        ToolHub.connect(
+            config({"stuck": env.fx(FIXTURE_START="hang")}), start_timeout_s=HANG_TIMEOUT_S
+        )
+    )
+    await eventually(
+        lambda: any(c.startswith("hang:") for c in fx_calls(env)), timeout_s=HANG_TIMEOUT_S
+    )
+    pid = int([c for c in fx_calls(env) if c.startswith("hang:")][-1].split(":")[1])
+    cancelled_at = time.monotonic()
+    connecting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await connecting
+    # The stop timeout is what an owner that ignores its stop event would cost; a cancelled
+    # start costs a SIGKILL.
+    assert time.monotonic() - cancelled_at < STOP_TIMEOUT_S
+    assert not alive(pid)
 
 
 @module_loop

@@ -85,6 +85,7 @@ class ServerConnection:
         self.lock = asyncio.Lock()  # serialises start/stop/restart of this one server
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
+        self._ready: asyncio.Future[None] | None = None  # resolved once started or failed
         # Set when the current session goes away, to fail in-flight calls at once: when a
         # ClientSession is torn down by cancellation it does not answer pending requests,
         # which would otherwise wait out their full timeout.
@@ -161,6 +162,7 @@ class ServerConnection:
         self._log_start = os.fstat(self._errlog.fileno()).st_size if self._errlog else 0
         self._stopping = False
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ready = ready
         self._stop = asyncio.Event()
         self._closed = asyncio.Event()
         self._task = asyncio.create_task(self._own(ready, self._stop), name=f"mcp:{self.name}")
@@ -302,6 +304,13 @@ class ServerConnection:
         self._stopping = True
         if self._stop is not None:
             self._stop.set()
+        if task is not None and self._ready is not None and not self._ready.done():
+            # Still starting (a server that hangs before it answers `initialize`): the stop
+            # event is not looked at until the session is ready, so cancel the owner, which
+            # SIGKILLs the process group, instead of waiting out its start timeout.
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            task = None
         if task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT_S)
