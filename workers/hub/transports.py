@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import shutil
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -161,6 +162,25 @@ def route_children(hooks: ChildHooks | None) -> None:
     _child_hooks.set(hooks)
 
 
+SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+"""util-linux's `setpriv`, to start stdio servers with a parent-death signal."""
+
+
+def dies_with_us(command: str, args: list[str]) -> tuple[str, list[str]]:
+    """`command args` so that the server is SIGKILLed when this process dies.
+
+    A SIGKILLed hub cannot stop its servers, and a server notices its closed stdin only once
+    it reads it: a third-party server still importing (or one of ours that is busy) would
+    outlive us by seconds. `setpriv --pdeathsig KILL` sets Linux's parent-death signal and
+    then execs the server, so the process (same pid) carries it from its first instruction;
+    anyio's `open_process`, which the SDK uses, has no `preexec_fn` to do it in-process. The
+    signal follows the thread that spawned the server: the event loop's, which outlives the
+    hub. Without `setpriv` (not Linux), servers still exit on stdin EOF."""
+    if SETPRIV is None:
+        return command, args
+    return SETPRIV, ["--pdeathsig", "KILL", "--", command, *args]
+
+
 async def _capturing_create(*args: Any, **kwargs: Any) -> Any:
     hooks = _child_hooks.get()
     if hooks is not None:
@@ -168,6 +188,10 @@ async def _capturing_create(*args: Any, **kwargs: Any) -> Any:
             args = (*args[:3], hooks.errlog, *args[4:])
         else:
             kwargs["errlog"] = hooks.errlog
+        if "command" in kwargs:  # how the SDK's stdio_client calls it
+            kwargs["command"], kwargs["args"] = dies_with_us(
+                kwargs["command"], list(kwargs.get("args") or [])
+            )
     process = await _original_create(*args, **kwargs)
     if hooks is not None:
         hooks.on_process(process)
