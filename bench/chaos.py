@@ -42,6 +42,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -558,6 +559,7 @@ def run_trials(
     kinds: Iterable[Kind] = KINDS,
     jobs: int = 1,
     on_trial: Callable[[Trial], None] | None = None,
+    keep: Path | None = None,
 ) -> list[Trial]:
     """`trials` seeded trials, the kinds in turn, each in a temporary folder of its own;
     `jobs` of them at once (the kinds and kill delays are drawn first, so a seed gives the
@@ -572,6 +574,8 @@ def run_trials(
     def one(item: tuple[int, Kind, float]) -> Trial:
         with tempfile.TemporaryDirectory(prefix="muster-chaos-") as tmp:
             trial = run_trial(*item, Path(tmp))
+            if keep is not None and not trial.clean:  # its databases and traces, to look at
+                shutil.copytree(tmp, keep / f"trial-{trial.index}", dirs_exist_ok=True)
         if on_trial is not None:
             on_trial(trial)
         return trial
@@ -618,6 +622,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", choices=KINDS, action="append", help="only these kinds")
     parser.add_argument("--jobs", type=int, default=1, help="trials at once (default 1)")
     parser.add_argument("--verbose", action="store_true", help="one line per trial")
+    parser.add_argument(
+        "--keep", type=Path, help="copy each unclean trial's folder here (databases, traces)"
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
 
@@ -637,7 +644,12 @@ def main(argv: list[str] | None = None) -> int:
             )
 
     results = run_trials(
-        trials=args.trials, seed=args.seed, kinds=args.kind or KINDS, jobs=args.jobs, on_trial=show
+        trials=args.trials,
+        seed=args.seed,
+        kinds=args.kind or KINDS,
+        jobs=args.jobs,
+        on_trial=show,
+        keep=args.keep,
     )
     print(
         f"\nchaos: {args.trials} trials, seed {args.seed}, {args.jobs} at once, model {MODEL}, "

@@ -8,9 +8,10 @@ next), `interrupted` (waiting for a human), `failed` (a task raised), or `in pro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import StateSnapshot
 
@@ -41,7 +42,12 @@ def status_of(snapshot: StateSnapshot) -> ThreadStatus:
         return "interrupted"
     if any(task.error for task in snapshot.tasks):
         return "failed"
-    if snapshot.next:
+    # `next` leaves out tasks that already saved their writes: a process killed after every
+    # branch of a superstep finished, but before that superstep's checkpoint, leaves a
+    # snapshot with nothing `next` and every task done. It is in progress (a resume applies
+    # those writes and goes on), not new: starting it again from its input would run the
+    # plan again and double every report.
+    if snapshot.next or snapshot.tasks:
         return "in progress"
     if snapshot.values.get("answer") is not None:
         return "done"
@@ -57,8 +63,21 @@ def waiting_on(snapshot: StateSnapshot) -> list[str]:
     return kinds
 
 
-async def thread_ids(saver: AsyncSqliteSaver) -> list[str]:
+@runtime_checkable
+class ListsThreads(Protocol):
+    """A saver that lists its threads itself (`MusterPostgresSaver`)."""
+
+    async def athread_ids(self) -> list[str]:
+        """Every thread id in the store, most recently written first."""
+        ...
+
+
+async def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
     """Every thread id in the store, most recently written first."""
+    if isinstance(saver, ListsThreads):
+        return await saver.athread_ids()
+    if not isinstance(saver, AsyncSqliteSaver):
+        raise TypeError(f"cannot list the threads of a {type(saver).__name__}")
     async with saver.conn.execute(
         "SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "
         "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY last DESC"
@@ -66,7 +85,7 @@ async def thread_ids(saver: AsyncSqliteSaver) -> list[str]:
         return [str(row[0]) async for row in cursor]
 
 
-async def describe_threads(graph: Any, saver: AsyncSqliteSaver) -> list[ThreadInfo]:
+async def describe_threads(graph: Any, saver: BaseCheckpointSaver[Any]) -> list[ThreadInfo]:
     """One `ThreadInfo` per thread; `graph` is the compiled graph bound to `saver`."""
     infos = []
     for thread_id in await thread_ids(saver):
@@ -85,6 +104,6 @@ async def describe_threads(graph: Any, saver: AsyncSqliteSaver) -> list[ThreadIn
     return infos
 
 
-async def thread_exists(saver: AsyncSqliteSaver, thread_id: str) -> bool:
+async def thread_exists(saver: BaseCheckpointSaver[Any], thread_id: str) -> bool:
     """True if the store holds any checkpoint for `thread_id`."""
     return await saver.aget_tuple(thread_config(thread_id)) is not None

@@ -87,7 +87,7 @@ def result_from_snapshot(
     ticket: Ticket, thread_id: str, snapshot: StateSnapshot | None, error: str | None = None
 ) -> TicketResult:
     """A ticket's result from its latest snapshot (None: the thread does not exist)."""
-    if snapshot is None or not snapshot.values and not snapshot.next:
+    if snapshot is None or not snapshot.values and not snapshot.next and not snapshot.tasks:
         status: ThreadStatus = "new"
         values: dict[str, Any] = {}
     else:
