@@ -5,7 +5,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 TICKET  := Customer says order \#12345 was charged twice. What happened and what can we do?
 
-.PHONY: setup demo test test-fast check lint typecheck pytest bench eval studio clean
+.PHONY: setup demo test test-fast check lint typecheck pytest bench eval studio reset clean distclean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -48,5 +48,12 @@ studio: $(STAMP) ## LangGraph Studio on a free local port (langgraph dev, in-mem
 	echo "Studio API on http://127.0.0.1:$$port"; \
 	$(VENV)/bin/langgraph dev --no-browser --host 127.0.0.1 --port $$port --no-reload
 
-clean:
-	rm -rf $(VENV) var checkpoints/*.sqlite*
+reset: ## restore the demo data (orders re-seeded on the next start; threads, traces and batch answers gone); keeps .venv
+	rm -rf var checkpoints/*.sqlite* examples/*.answers.jsonl
+	@echo "demo data reset: order 12345 is unrefunded again on the next run"
+
+clean: reset ## reset, plus caches and build output; keeps .venv
+	rm -rf .mypy_cache .ruff_cache .pytest_cache build dist
+
+distclean: clean ## everything, .venv included (the next make target reinstalls)
+	rm -rf $(VENV)
