@@ -18,6 +18,7 @@ from langgraph.types import StateSnapshot
 
 from checkpoints.audit import AuditRow
 from checkpoints.threads import ThreadInfo, status_of
+from graph.approval import approval_digest, idempotency_key, pending_proposals
 from graph.facts import SHARED_CALL_PREFIX
 from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report
@@ -53,8 +54,8 @@ class Progress:
         self.tty = stream.isatty()
 
     def _mark(self, ok: bool) -> str:
-        if not self.tty:
-            return "ok " if ok else "FAIL"
+        if not self.tty:  # both four wide, so the worker column lines up
+            return "ok  " if ok else "FAIL"
         return "\033[32m✓\033[0m" if ok else "\033[31m✗\033[0m"
 
     def line(self, text: str, *, ok: bool | None = None) -> None:
@@ -66,7 +67,7 @@ class Progress:
     def __call__(self, node: str, update: dict[str, Any]) -> None:
         if node == "plan":
             packets: list[Handoff] = update.get("packets") or []
-            self.line(f"plan: {len(packets)} packets")
+            self.line(f"plan: {plural(len(packets), 'packet')}")
             for packet in packets:
                 tools = [s.name for s in self.hub.specs(packet.tool_allow)]
                 self.line(f"  {packet.recipient:<10} tools: {', '.join(tools) or '(none)'}")
@@ -81,7 +82,8 @@ class Progress:
         elif node == "collect" and update.get("stop_reason"):
             self.line(f"stop: {update['stop_reason']}; no new work starts")
         elif node == "__interrupt__":
-            self.line("paused: waiting for a human")
+            for interrupt in update.get("value") or update.get("__interrupt__") or ():
+                self.line(f"paused: {waiting_for(getattr(interrupt, 'value', interrupt))}")
 
 
 def describe_report(report: Report) -> str:
@@ -92,11 +94,34 @@ def describe_report(report: Report) -> str:
         for f in report.findings
     )
     errors = sum(1 for c in report.tool_calls if c.outcome != "ok")
-    extra = f", {errors} tool errors" if errors else ""
+    extra = f", {plural(errors, 'tool error')}" if errors else ""
     return (
-        f"{report.worker:<10} {status:<22} {len(report.findings)} findings"
-        f"{' from ' + tools if tools else ''}{extra}, {report.steps_used} steps"
+        f"{report.worker:<10} {status:<22} {plural(len(report.findings), 'finding')}"
+        f"{' from ' + tools if tools else ''}{extra}, {plural(report.steps_used, 'step')}"
     )
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 finding`, `2 findings`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def waiting_for(value: Any) -> str:
+    """What an interrupt waits for, in one line: the action with its amount and digest, or
+    the question."""
+    if not isinstance(value, dict):
+        return f"waiting for a human: {value}"
+    if value.get("kind") == "approval":
+        args = value.get("args") or {}
+        amount = args.get("amount_cents")
+        money = f" of ${int(amount) / 100:,.2f}" if isinstance(amount, int) else ""
+        order = f" on order {args['order_id']}" if args.get("order_id") else ""
+        role = f" (needs a {value['needs_role']})" if value.get("needs_role") else ""
+        return (
+            f"waiting for approval of {value.get('tool')}{money}{order}{role}, "
+            f"digest {str(value.get('digest', ''))[:12]}"
+        )
+    return f"waiting for an answer: {value.get('question', value)}"
 
 
 def answer_markdown(answer: Answer) -> str:
@@ -155,10 +180,12 @@ def print_result(
         print(answer_markdown(answer))
         print(f"\nthread: {thread_id}")
         return
+    pending = pending_approvals(values, thread_id) if waiting else []
     if as_json:
         payload = {
             "thread_id": thread_id,
             "waiting_for_human": waiting,
+            "pending_approvals": pending,
             "answer": answer.model_dump() if answer else None,
             "reports": [r.model_dump() for r in values.get("reports") or []],
             "recoveries": [r.model_dump() for r in values.get("recoveries") or []],
@@ -169,8 +196,26 @@ def print_result(
         print()
         _say(answer.text)
     print(f"\nthread: {thread_id}")
+    for ask in pending:
+        _say(f"{waiting_for(ask)}: `muster approve {thread_id} --by NAME [--reject]`")
     if waiting:
         print(f"waiting for a human: `muster show {thread_id}`")
+
+
+def pending_approvals(values: dict[str, Any], thread_id: str) -> list[dict[str, Any]]:
+    """The actions of a paused thread that wait for a decision, with the digest to approve,
+    for a script that approves without parsing `muster show`."""
+    return [
+        {
+            "kind": "approval",
+            "tool": action.tool,
+            "args": action.args,
+            "digest": approval_digest(action, idempotency_key(thread_id, action)),
+            "reason": action.reason,
+            "proposed_by": action.proposed_by,
+        }
+        for action in pending_proposals(values, thread_id)  # type: ignore[arg-type]
+    ]
 
 
 def print_threads(infos: Sequence[ThreadInfo], *, as_json: bool) -> None:
@@ -180,12 +225,25 @@ def print_threads(infos: Sequence[ThreadInfo], *, as_json: bool) -> None:
         return
     if not infos:
         print("no threads yet")
+        return
+    width = max(len("THREAD"), *(len(info.thread_id) for info in infos))
+    _say(f"{'THREAD':<{width}}  {'STATUS':<12} {'ANSWER':<9} {'UPDATED':<19}  REQUEST")
     for info in infos:
         waits = f" [waits: {', '.join(info.waiting_on)}]" if info.waiting_on else ""
         _say(
-            f"{info.thread_id}  {info.status:<12} {info.answer_status or '-':<9} "
-            f"{info.updated_at[:19]}  {' '.join(printable(info.request).split())}{waits}"
+            f"{info.thread_id:<{width}}  {info.status:<12} {info.answer_status or '-':<9} "
+            f"{info.updated_at[:19]:<19}  {shorten(info.request, REQUEST_COLUMN)}{waits}"
         )
+
+
+REQUEST_COLUMN = 60
+"""How much of a request `muster threads` shows; longer ones end in "…"."""
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` on one line (control sequences removed), cut to `limit` characters with "…"."""
+    line = " ".join(printable(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def print_thread(
@@ -196,6 +254,8 @@ def print_thread(
 ) -> None:
     """`muster show`: supersteps, reports and tool calls, pending interrupts, audit, answer."""
     _say(f"thread {thread_id}: {status_of(snapshot)}")
+    if snapshot.values.get("request"):
+        _say(f"request: {snapshot.values['request']}")
     _say("\nsupersteps:")
     for state in reversed(history):
         step = state.metadata.get("step") if state.metadata else None
@@ -231,3 +291,4 @@ def print_thread(
     answer = snapshot.values.get("answer")
     if answer is not None:
         _say(f"\nanswer: {answer.status}{' DEGRADED' if answer.degraded else ''}")
+        _say(answer.text)
