@@ -180,8 +180,16 @@ def compose_answer(state: MusterState) -> Answer:
     # An ok report can still have lost a tool: say which facts are missing.
     gaps = [gap for report in live_ok if (gap := _missing_tools(report))]
     reasons += gaps
-    if stop_reason:
-        reasons.append(f"stopped early by the {stop_reason}")
+    # A limit that fired once every packet had run, with nothing left to recover, cut
+    # nothing short: the answer is whole.
+    unrecovered = [r for r in failed if r.packet_id not in recovered]
+    cut_short = bool(stop_reason) and bool(not_run or unrecovered)
+    if cut_short:
+        skipped = ", ".join(f"{p.recipient} ({p.id})" for p in not_run)
+        reasons.append(
+            f"stopped early by the {stop_reason}"
+            + (f"; never ran: {skipped}" if skipped else "; nothing recovered the failures")
+        )
     reasons += [f"unverified claim: {line}" for line in state.get("unverified") or []]
     reasons += [f"conflicting facts: {line}" for line in state.get("conflicts") or []]
     actions = list(latest_actions(state).values())
@@ -211,7 +219,7 @@ def compose_answer(state: MusterState) -> Answer:
     status: AnswerStatus
     if reports and not live_ok and not fallbacks:
         status = "failed"
-    elif failed or fallbacks or stop_reason or not_run or gaps or open_steps:
+    elif failed or fallbacks or cut_short or not_run or gaps or open_steps:
         status = "partial"
     else:
         status = "complete"

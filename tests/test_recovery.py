@@ -163,6 +163,19 @@ async def test_token_budget_stops_new_work(
 
 
 @pytest.mark.integration
+async def test_a_budget_that_fires_after_all_work_ran_leaves_the_answer_whole(
+    muster_env: MusterEnv,
+) -> None:
+    # One wave of three packets uses far more than one token: the budget fires at the
+    # barrier after the last packet ran, so nothing was cut short.
+    values, _ = await run_ticket(muster_env, limits=RunLimits(max_tokens=1))
+    assert values["stop_reason"].startswith("token budget")
+    answer = values["answer"]
+    assert (answer.status, answer.degraded) == ("complete", False), answer.text
+    assert "stopped early" not in answer.text
+
+
+@pytest.mark.integration
 async def test_deadline_cancels_work_in_flight_and_stops(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
