@@ -271,7 +271,10 @@ def kill_after_event(
         time.sleep(delay_s)  # the seeded kill point, measured from the event
         landed = proc.poll() is None
         servers = children(proc.pid) if landed else []  # before the kill: then reparented
-        os.kill(proc.pid, signal.SIGKILL)
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # it finished just now, between the poll and the kill
+            landed = False
         proc.wait(timeout=SAFETY_TIMEOUT_S)
     finally:
         if proc.poll() is None:
