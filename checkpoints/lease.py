@@ -8,8 +8,9 @@ owner's pid is dead on this host (a SIGKILLed `muster` must not block `muster re
 heartbeat renews it while the run goes; leaving `hold_thread` deletes it. A second process
 fails fast with `ThreadBusyError`; it never runs the work again.
 
-`ThreadLeases` is the small protocol a store implements (SQLite here; PostgreSQL can follow
-with the same three calls, e.g. on `pg_try_advisory_lock` or the same table).
+`ThreadLeases` is the small protocol a store implements: SQLite here, PostgreSQL in
+checkpoints/postgres_lease.py (advisory locks). `CheckpointStore.hold_thread`
+(checkpoints/store.py) picks the store's.
 """
 
 from __future__ import annotations

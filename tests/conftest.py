@@ -171,3 +171,47 @@ async def run_ticket(
             for p in values["packets"]
         }
     return values, belts
+
+
+# --- PostgreSQL: a fresh database per test session and xdist worker ---------------------------
+
+DEFAULT_TEST_PG = "postgresql://postgres@127.0.0.1:5432/postgres"
+"""The server the PostgreSQL tests use unless `MUSTER_TEST_PG` names another (a URL whose
+user may create databases)."""
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Any:  # yields the URL (a str)
+    """The URL of a PostgreSQL database created for this test session (one per xdist worker,
+    random name) and dropped afterwards. Unreachable server: the tests fail when
+    `MUSTER_REQUIRE_PG` or `CI` is set (.ci/run sets it), else they skip with one line."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    from checkpoints.postgres import one_line, redacted
+
+    server = os.environ.get("MUSTER_TEST_PG") or DEFAULT_TEST_PG
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"muster_test_{worker}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+
+    def create() -> bool:
+        try:
+            with psycopg.connect(server, autocommit=True, connect_timeout=10) as admin:
+                admin.execute(f'CREATE DATABASE "{name}"')
+        except psycopg.errors.ObjectInUse:  # someone is connected to template1 right now
+            return False
+        return True
+
+    try:
+        wait_until(create, f"creating database {name}")
+    except psycopg.OperationalError as error:
+        why = f"PostgreSQL at {redacted(server)} is unreachable ({one_line(error)})"
+        if os.environ.get("MUSTER_REQUIRE_PG") or os.environ.get("CI"):
+            pytest.fail(f"{why}; MUSTER_REQUIRE_PG/CI is set, so the PostgreSQL tests must run")
+        pytest.skip(f"{why}; set MUSTER_TEST_PG to a server URL to run the PostgreSQL tests")
+    try:
+        yield urlunsplit(urlsplit(server)._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(server, autocommit=True, connect_timeout=10) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -32,7 +32,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from checkpoints.saver import check_db_path
 from graph.app.batch_outcomes import read_result
 from graph.app.batch_queue import MAX_LANES, existing_threads, plan_batch, run_batch
 from graph.app.batch_report import (
@@ -128,7 +127,8 @@ class BatchOptions:
     resume: bool
     """Finish a batch that stopped (`--resume`) rather than refuse existing threads."""
     db_exists: bool
-    """Whether the checkpoint database was there before this batch (threads may exist)."""
+    """Whether the checkpoint store was there before this batch (threads may exist; always
+    on PostgreSQL)."""
     run: MusterOptions
     """What every ticket's run is set up with (`--db`, `--servers`, `--model`, ...)."""
     as_json: bool
@@ -141,14 +141,14 @@ def batch_options(args: argparse.Namespace) -> BatchOptions:
     path = Path(args.tickets).expanduser()
     tickets = load_tickets(path)
     run = MusterOptions.from_args(args)
-    check_db_path(run.db)
+    run.store.check()
     return BatchOptions(
         path=path,
         tickets=tickets,
         out=_out_path(args, path),
         concurrency=concurrency,
         resume=bool(getattr(args, "resume", False)),
-        db_exists=run.db.exists(),
+        db_exists=run.store.may_hold_threads(),
         run=run,
         as_json=bool(getattr(args, "json", False)),
     )
@@ -162,7 +162,7 @@ async def cmd_batch(args: argparse.Namespace) -> int:
     name = batch_name(path)
     stream = sys.stderr if opts.as_json else sys.stdout
 
-    existing = await existing_threads(opts.run.db, opts.db_exists, path, tickets)
+    existing = await existing_threads(opts.run.store, opts.db_exists, path, tickets)
     plan = plan_batch(path, tickets, existing, opts.resume)
     progress = BatchProgress(stream, len(tickets))
     todo = len(plan.run) + len(plan.resume)
@@ -197,7 +197,7 @@ async def cmd_batch(args: argparse.Namespace) -> int:
                 errors = {r.ticket.id: r.error for r in ran if r.error}
                 final = [await read_result(rt.graph, path, t, errors.get(t.id)) for t in tickets]
         else:
-            async with open_store(opts.run.db) as (graph, _saver):
+            async with open_store(opts.run.store) as (graph, _saver):
                 final = [await read_result(graph, path, t) for t in tickets]
     finally:
         progress.close()

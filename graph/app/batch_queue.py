@@ -4,7 +4,8 @@ Before anything runs, each ticket's thread decides what it needs (`plan_batch`):
 waiting on a human → skipped (and counted); in progress or failed → resumed with `None`;
 absent → run. A batch whose threads already exist is refused unless `--resume`. Then
 `run_batch` runs the rest over one runtime (one `ToolHub`, one session per server), at most
-`--concurrency` tickets at a time, each on a checkpoint connection of its own (a lane).
+`--concurrency` tickets at a time, each on a lane (a checkpoint connection of its own on
+SQLite; the shared pooled saver on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 from langgraph.types import StateSnapshot
 
-from checkpoints.lease import hold_sqlite_thread
+from checkpoints.store import CheckpointStore
 from checkpoints.threads import status_of, thread_config
 from graph.app.batch_outcomes import TicketResult, read_result, result_from_snapshot
 from graph.app.batch_report import BatchProgress, append_jsonl
@@ -40,7 +41,7 @@ class BatchPlan:
 
 
 async def existing_threads(
-    db: Path, db_exists: bool, path: Path, tickets: Sequence[Ticket]
+    db: str | Path | CheckpointStore, db_exists: bool, path: Path, tickets: Sequence[Ticket]
 ) -> dict[str, StateSnapshot]:
     """The snapshots of this batch's threads that already exist (no servers start)."""
     if not db_exists:
@@ -146,7 +147,7 @@ async def run_batch(
             try:
                 # The thread's lease, then a fresh look at it: another process may have run
                 # it since `plan_batch` read it, and its work must not run twice.
-                async with hold_sqlite_thread(runtime.db, thread_id):
+                async with runtime.store.hold_thread(thread_id):
                     if await still_needs(graph, thread_id, resume=resume):
                         await stream_run(
                             runtime,

@@ -22,9 +22,7 @@ from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 from langgraph.types import Command
 
-from checkpoints.audit import AuditLog
-from checkpoints.lease import hold_sqlite_thread
-from checkpoints.saver import resolve_db_path
+from checkpoints.store import checkpoint_store
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
 from graph.app.batch import add_batch_parser, cmd_batch
 from graph.app.eval import add_eval_parser, cmd_eval
@@ -104,10 +102,11 @@ async def cmd_run(args: argparse.Namespace) -> int:
     request = args.request or (SCENARIOS[args.scenario].request if args.scenario else None)
     if not request:
         raise MusterError('give the ticket text, e.g. muster run "Order #12345 ..."')
+    store = options.store
     # The lease before the first read of the thread: two `run --thread X` start it once.
-    async with hold_sqlite_thread(options.db, thread_id):
-        if args.thread and options.db.exists():
-            async with open_store(options.db) as (graph, saver):  # before any server starts
+    async with store.hold_thread(thread_id):
+        if args.thread and store.may_hold_threads():
+            async with open_store(store) as (graph, saver):  # before any server starts
                 if await thread_exists(saver, thread_id):
                     status = status_of(await graph.aget_state(thread_config(thread_id)))
                     hint = (
@@ -125,9 +124,10 @@ async def cmd_run(args: argparse.Namespace) -> int:
 async def cmd_resume(args: argparse.Namespace) -> int:
     options = _run_options(args)
     out = sys.stderr if args.json else sys.stdout
+    store = options.store
     # The lease before the first read: a second `resume` fails here, it never redoes work.
-    async with hold_sqlite_thread(options.db, args.thread, must_exist=True):
-        async with open_store(options.db) as (graph, saver):  # cheap checks before servers start
+    async with store.hold_thread(args.thread, must_exist=True):
+        async with open_store(store) as (graph, saver):  # cheap checks before servers start
             if not await thread_exists(saver, args.thread):
                 raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
             snapshot = await graph.aget_state(thread_config(args.thread))
@@ -152,8 +152,9 @@ async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> 
     options = _run_options(args)
     # The lease before reading the pending interrupt: of two decisions on one thread, the
     # second fails here with a one-line error (ThreadBusyError) and runs nothing.
-    async with hold_sqlite_thread(options.db, args.thread, must_exist=True):
-        async with open_store(options.db) as (graph, saver):  # cheap checks before servers start
+    store = options.store
+    async with store.hold_thread(args.thread, must_exist=True):
+        async with open_store(store) as (graph, saver):  # cheap checks before servers start
             if not await thread_exists(saver, args.thread):
                 raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
             if not (await graph.aget_state(thread_config(args.thread))).interrupts:
@@ -207,7 +208,7 @@ async def cmd_approve(args: argparse.Namespace) -> int:
         ):
             raise MusterError(f"{problem}; the approval stays pending")
         wanted = "rejected" if args.reject else "approved"
-        async with await AuditLog.open(resolve_db_path(args.db)) as audit:
+        async with await checkpoint_store(args.db).open_audit() as audit:
             standing = await audit.decision(args.thread, digest)
         if standing is not None:
             stood = json.loads(standing.result).get("decision")
@@ -244,7 +245,7 @@ async def cmd_show(args: argparse.Namespace) -> int:
         config = thread_config(args.thread)
         history = [s async for s in graph.aget_state_history(config)]
         snapshot = await graph.aget_state(config)
-        async with await AuditLog.open(resolve_db_path(args.db)) as audit:
+        async with await checkpoint_store(args.db).open_audit() as audit:
             audit_rows = await audit.rows(args.thread)
     print_thread(args.thread, snapshot, history, audit_rows)
     return ExitCode.OK
@@ -258,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=ExitCode.help_table(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_store_options(parser, top_level=True)
     common = argparse.ArgumentParser(add_help=False)
     add_store_options(common)
     running = argparse.ArgumentParser(add_help=False)

@@ -3,13 +3,14 @@
 `MusterOptions` is validated once, before any server starts, and every entry point builds it
 the same way: the CLI and `muster batch` from their flags (`MusterOptions.from_args`), Studio
 and the notebook from keywords (`MusterOptions.resolve`). The run's environment fallbacks are
-resolved here and nowhere else: `MUSTER_DB` (through `resolve_db_path`), `MUSTER_SERVERS`,
+resolved here and nowhere else: `MUSTER_DB` (through `store_location`), `MUSTER_SERVERS`,
 `MUSTER_MODEL`, and `MUSTER_ROSTER` (through `load_roster`). Studio's own run-data folder,
 `MUSTER_STUDIO_DIR`, is Studio's (graph/app/studio.py).
 
 Input is bounded here too: a ticket is refused when blank or longer than
 `MAX_TICKET_CHARS` (`check_ticket`), `--deadline` must be a finite number of seconds above 0
-(`positive_seconds`), and a `--db` path that cannot be a database is a one-line error.
+(`positive_seconds`), and a `--db` path that cannot be a database, or a PostgreSQL URL that
+cannot be parsed, is a one-line error.
 
 `ExitCode` is the table every command documents and returns. `add_store_options` and
 `add_run_options` declare the flags that `run`, `resume`, `approve`, `clarify` and `batch`
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
 
-from checkpoints.saver import check_db_location, resolve_db_path
+from checkpoints.store import CheckpointStore, checkpoint_store, store_location
 from graph.limits import RunLimits
 from graph.planners import Planner, plan_ticket
 from graph.planners.llm import make_llm_planner
@@ -88,8 +89,9 @@ class ExitCode(IntEnum):
 class MusterOptions:
     """Everything a run is set up with, validated: the same object for every entry point."""
 
-    db: Path
-    """The checkpoint database: `--db`, else `MUSTER_DB`, else `checkpoints/muster.sqlite`."""
+    db: Path | str
+    """The checkpoint database: `--db`, else `MUSTER_DB`, else `checkpoints/muster.sqlite`;
+    a SQLite file (`Path`) or a PostgreSQL URL (`str`, `postgresql://...`)."""
     servers: ServersConfig
     """The MCP servers to start: `--servers`, else `MUSTER_SERVERS`, else
     `servers/servers.json`."""
@@ -121,10 +123,10 @@ class MusterOptions:
             servers = servers_config(servers)
         if models is None:
             models = load_model_factory(model_name(model))
-        db_path = resolve_db_path(db)
-        check_db_location(db_path)
+        location = store_location(db)
+        checkpoint_store(location).check_location()
         return cls(
-            db=db_path,
+            db=location,
             servers=servers,
             models=models,
             roster=roster or load_roster(),
@@ -164,6 +166,11 @@ class MusterOptions:
                 deadline_s=getattr(args, "deadline", None),
             ),
         )
+
+    @property
+    def store(self) -> CheckpointStore:
+        """The checkpoint store `db` names: its saver, audit log and thread leases."""
+        return checkpoint_store(self.db)
 
 
 def servers_config(given: str | Path | None = None) -> ServersConfig:
@@ -219,9 +226,16 @@ def positive_int(text: str) -> int:
     return value
 
 
-def add_store_options(parser: argparse.ArgumentParser) -> None:
-    """`--db`, for every command that reads or writes threads."""
-    parser.add_argument("--db", help=f"checkpoint database (default: {resolve_db_path()})")
+def add_store_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
+    """`--db`, for every command that reads or writes threads. `muster` takes it before the
+    command too (`muster --db URL run ...`); `top_level` declares that one, whose value the
+    command's own `--db` (declared without a default) overrides."""
+    parser.add_argument(
+        "--db",
+        default=None if top_level else argparse.SUPPRESS,
+        help="checkpoint database: a SQLite file or a postgresql:// URL "
+        f"(default: {checkpoint_store(store_location())})",
+    )
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:

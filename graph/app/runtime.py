@@ -14,20 +14,17 @@ import asyncio
 import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
 from langgraph.types import Command
 
-from checkpoints.audit import AuditLog
-from checkpoints.lease import hold_sqlite_thread
-from checkpoints.saver import open_checkpointer
+from checkpoints.store import CheckpointStore, Saver, checkpoint_store
 from checkpoints.threads import thread_config
 from graph.app.options import MusterOptions
 from graph.build import build_graph
@@ -55,7 +52,7 @@ def compiled_graph() -> Graph:
     return build_graph()
 
 
-def with_checkpointer(graph: Graph, saver: AsyncSqliteSaver) -> Graph:
+def with_checkpointer(graph: Graph, saver: Saver) -> Graph:
     """`graph` bound to `saver`: a shallow copy (~0.1 ms), not a recompile. `Pregel.copy()`
     drops the strict-msgpack allowlist `compile()` recorded, so carry it over, as
     `StudioGraph.copy` does (graph/app/studio.py); a run applies it to `saver` when
@@ -78,12 +75,15 @@ TOOL_CALL_TIMEOUT_S = 20.0
 
 
 @asynccontextmanager
-async def open_services(options: MusterOptions, *, audit_db: Path) -> AsyncIterator[Services]:
-    """Open the audit log in `audit_db` and start every server in `options.servers`; on exit,
-    stop every server the hub started, then close the audit log. Starting the servers counts
-    against the run's deadline: a server that has not started when it passes is down."""
+async def open_services(
+    options: MusterOptions, *, audit_db: str | Path | CheckpointStore
+) -> AsyncIterator[Services]:
+    """Open the audit log in the store `audit_db` (a SQLite file, a PostgreSQL URL) and start
+    every server in `options.servers`; on exit, stop every server the hub started, then close
+    the audit log. Starting the servers counts against the run's deadline: a server that has
+    not started when it passes is down."""
     ensure_approval_secret()  # the orders server started below verifies tokens we mint
-    audit = await AuditLog.open(audit_db)
+    audit = await checkpoint_store(audit_db).open_audit()
     try:
         hub = await ToolHub.connect(
             options.servers,
@@ -111,31 +111,38 @@ class MusterRuntime:
 
     graph: Graph
     """The supervisor graph, compiled with `saver`."""
-    saver: AsyncSqliteSaver
-    """The checkpoint store."""
+    saver: Saver
+    """The checkpoint saver (SQLite or PostgreSQL)."""
     services: Services
     """The hub, models, roster, planner, limits and audit log every run shares."""
-    db: Path
-    """The checkpoint database file."""
+    store: CheckpointStore
+    """The checkpoint store: its saver, audit log and per-thread leases."""
+
+    @property
+    def db(self) -> Path | str:
+        """The checkpoint database: a SQLite file, or a PostgreSQL URL."""
+        return self.store.location
 
     @asynccontextmanager
     async def lanes(self, count: int) -> AsyncIterator[asyncio.Queue[Graph]]:
-        """`count` graphs, each on its own connection to the same checkpoint file, to share
-        out among concurrent threads.
+        """`count` graphs to share out among concurrent threads, each with a saver the store
+        gives it (`CheckpointStore.open_lane_savers`).
 
-        `AsyncSqliteSaver` serialises every read and write of one connection behind one lock;
-        with 16 threads in flight that lock, not SQLite, is the bottleneck (held ~50% of the
-        wall time, 6–10 ms waits). SQLite in WAL mode takes concurrent connections, and the
-        hub's sessions stay shared. Each lane is `self.graph` bound to its own connection
-        (`with_checkpointer`), not a graph compiled again."""
-        async with AsyncExitStack() as stack:
+        SQLite: `AsyncSqliteSaver` serialises every read and write of one connection behind
+        one lock; with 16 threads in flight that lock, not SQLite, is the bottleneck (held
+        ~50% of the wall time, 6–10 ms waits). SQLite in WAL mode takes concurrent
+        connections, so each lane gets a connection of its own. PostgreSQL: every lane shares
+        the one pooled saver. The hub's sessions stay shared. Each lane is `self.graph` bound
+        to its saver (`with_checkpointer`), not a graph compiled again."""
+        async with self.store.open_lane_savers(
+            self.saver, count - 1, allowed_types=CHECKPOINTED_TYPES
+        ) as savers:
             pool: asyncio.Queue[Graph] = asyncio.Queue()
             pool.put_nowait(self.graph)
-            for _ in range(count - 1):
-                saver = await stack.enter_async_context(
-                    open_checkpointer(self.db, allowed_types=CHECKPOINTED_TYPES)
+            for saver in savers:
+                pool.put_nowait(
+                    self.graph if saver is self.saver else with_checkpointer(self.graph, saver)
                 )
-                pool.put_nowait(with_checkpointer(self.graph, saver))
             yield pool
 
     def for_thread(
@@ -171,26 +178,27 @@ async def open_runtime(
         )
     elif any(part is not None for part in parts):
         raise TypeError("open_runtime: pass either options or its parts, not both")
+    store = options.store
     async with (
-        open_checkpointer(
-            options.db, must_exist=must_exist, allowed_types=CHECKPOINTED_TYPES
-        ) as saver,
-        open_services(options, audit_db=options.db) as services,
+        store.open_saver(must_exist=must_exist, allowed_types=CHECKPOINTED_TYPES) as saver,
+        open_services(options, audit_db=store) as services,
     ):
         yield MusterRuntime(
             graph=with_checkpointer(compiled_graph(), saver),
             saver=saver,
             services=services,
-            db=options.db,
+            store=store,
         )
 
 
 @asynccontextmanager
 async def open_store(
-    db: str | Path | None = None,
-) -> AsyncIterator[tuple[Graph, AsyncSqliteSaver]]:
-    """The graph bound to an existing checkpoint store, for reading threads: no servers start."""
-    async with open_checkpointer(db, must_exist=True, allowed_types=CHECKPOINTED_TYPES) as saver:
+    db: str | Path | CheckpointStore | None = None,
+) -> AsyncIterator[tuple[Graph, Saver]]:
+    """The graph bound to an existing checkpoint store (a SQLite file, a PostgreSQL URL; see
+    `checkpoint_store`), for reading threads: no servers start."""
+    store = checkpoint_store(db)
+    async with store.open_saver(must_exist=True, allowed_types=CHECKPOINTED_TYPES) as saver:
         yield with_checkpointer(compiled_graph(), saver), saver
 
 
@@ -209,8 +217,8 @@ async def stream_run(
 
     The thread's lease (checkpoints/lease.py) is held for the whole run, so no other process
     advances it meanwhile (`ThreadBusyError`); a caller that reads the state first (what an
-    approval answers) takes it before that read, with `hold_sqlite_thread`, and this nests."""
-    async with hold_sqlite_thread(runtime.db, thread_id):
+    approval answers) takes it before that read, with `store.hold_thread`, and this nests."""
+    async with runtime.store.hold_thread(thread_id):
         return await _stream_leased(
             runtime,
             thread_id,

@@ -1,0 +1,227 @@
+"""PostgreSQL as the checkpoint store: `--db postgresql://…` (or `MUSTER_DB`).
+
+Checkpoints go through LangGraph's `AsyncPostgresSaver` on a psycopg `AsyncConnectionPool`,
+with the same strict msgpack serializer as the SQLite saver. The audit log
+(checkpoints/postgres_audit.py) and the per-thread leases (checkpoints/postgres_lease.py)
+live in the same database. Connecting is checked first on one connection, so a bad or
+unreachable URL is one line (`CheckpointStoreError`, exit 2), never a pool timing out. The
+password of a URL never appears in a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from checkpoints.audit import AuditLog
+from checkpoints.saver import CheckpointStoreError, strict_serializer
+
+CONNECT_TIMEOUT_S = 10
+"""How long connecting may take before the store is reported unreachable."""
+POOL_MAX = 10
+"""Connections the saver's pool opens at most (one process; batch lanes share them)."""
+SCHEMA_LOCK = 0x4D5553_5445_52
+"""The advisory lock key that serialises creating Muster's tables: PostgreSQL's
+`CREATE TABLE IF NOT EXISTS` (and the saver's migrations) can fail when two sessions run it
+at once on a fresh database."""
+SCHEMA_WAIT_S = 60.0
+"""How long to wait for another process setting up the tables (first use of a database)."""
+
+
+def redacted(url: str) -> str:
+    """`url` with its password replaced by `***`, for messages."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("@")[-1]
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+
+
+def one_line(error: BaseException) -> str:
+    """A psycopg error as one line (libpq's messages span several, with tabs)."""
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+def check_url(url: str) -> None:
+    """Refuse a URL libpq cannot parse, without connecting."""
+    try:
+        conninfo_to_dict(url)
+    except psycopg.Error as error:
+        raise CheckpointStoreError(
+            f"cannot use PostgreSQL URL {redacted(url)}: {one_line(error)}"
+        ) from None
+
+
+async def connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection[DictRow]:
+    """One autocommit connection to `url`, or a one-line `CheckpointStoreError`."""
+    check_url(url)
+    try:
+        return await psycopg.AsyncConnection.connect(
+            url,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            **kwargs,
+        )
+    except psycopg.Error as error:
+        raise CheckpointStoreError(
+            f"cannot open checkpoint database {redacted(url)}: {one_line(error)}"
+        ) from None
+
+
+@asynccontextmanager
+async def schema_lock(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[None]:
+    """Hold `SCHEMA_LOCK` on `conn` for the block: one session creates tables at a time.
+
+    Polled with `pg_try_advisory_lock`, never waited for inside a statement: the saver's
+    migrations run `CREATE INDEX CONCURRENTLY`, which waits for every transaction in the
+    database, and a session blocked in `pg_advisory_lock` is one: it would wait for the
+    holder, the holder's migration for it, and PostgreSQL would not see the cycle (it runs
+    through the holder's process, on two connections)."""
+    deadline = time.monotonic() + SCHEMA_WAIT_S
+    while True:
+        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS got", (SCHEMA_LOCK,))
+        row = await cursor.fetchone()
+        if row is not None and row["got"]:
+            break
+        if time.monotonic() > deadline:
+            raise CheckpointStoreError(
+                f"another process has been setting up the checkpoint tables for over "
+                f"{SCHEMA_WAIT_S:g}s; try again"
+            )
+        await asyncio.sleep(0.05)
+    try:
+        yield
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
+
+
+class MusterPostgresSaver(AsyncPostgresSaver):
+    """`AsyncPostgresSaver` on a pool, without the instance lock serialising the pool.
+
+    The upstream saver wraps every query in `async with self.lock` (one `asyncio.Lock` per
+    instance), so a saver on a pool of 10 connections still runs one query at a time
+    (langgraph issue 7259). The lock is only needed when the saver shares ONE connection;
+    a pool hands every query a connection of its own. The fix the issue discusses (and PR
+    7269 makes upstream): on a pool, replace the lock by a semaphore the size of the pool.
+    Measured with 16 concurrent writers (bench/pg_saver_lock.py): see the README.
+    """
+
+    def __init__(self, pool: AsyncConnectionPool[Any], *, allowed_types: Sequence[type]) -> None:
+        super().__init__(pool, serde=strict_serializer(allowed_types))
+        # A semaphore is an async context manager like the lock `_cursor` enters.
+        self.lock = asyncio.Semaphore(pool.max_size)  # type: ignore[assignment]
+
+    async def athread_ids(self) -> list[str]:
+        """Every thread id in the store, most recently written first."""
+        async with self._cursor() as cur:
+            await cur.execute(
+                "SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "
+                "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY last DESC"
+            )
+            return [str(row["thread_id"]) for row in await cur.fetchall()]
+
+
+@asynccontextmanager
+async def open_postgres_saver(
+    url: str, *, allowed_types: Sequence[type] = (), max_size: int = POOL_MAX
+) -> AsyncIterator[MusterPostgresSaver]:
+    """A `MusterPostgresSaver` on a pool to `url`, its tables set up."""
+    probe = await connect(url)  # a clear error for a bad URL, before any pool retries
+    try:
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            open=False,
+            timeout=CONNECT_TIMEOUT_S * 3,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            name="muster-checkpoints",
+        )
+        async with schema_lock(probe):
+            await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+            try:
+                saver = MusterPostgresSaver(pool, allowed_types=allowed_types)
+                await saver.setup()
+            except BaseException:
+                await pool.close()
+                raise
+    except psycopg.Error as error:
+        raise CheckpointStoreError(
+            f"cannot open checkpoint database {redacted(url)}: {one_line(error)}"
+        ) from None
+    finally:
+        await probe.close()
+    try:
+        yield saver
+    finally:
+        await pool.close()
+
+
+@dataclass(frozen=True)
+class PostgresStore:
+    """Checkpoints, audit and leases in one PostgreSQL database."""
+
+    url: str
+
+    @property
+    def location(self) -> str:
+        return self.url
+
+    @property
+    def key(self) -> str:
+        return self.url
+
+    def __str__(self) -> str:
+        return redacted(self.url)
+
+    def check_location(self) -> None:
+        check_url(self.url)
+
+    def check(self, *, must_exist: bool = False) -> None:
+        check_url(self.url)  # reachability is checked when the store opens
+
+    def may_hold_threads(self) -> bool:
+        return True
+
+    def open_saver(
+        self, *, must_exist: bool = False, allowed_types: Sequence[type] = ()
+    ) -> AbstractAsyncContextManager[MusterPostgresSaver]:
+        return open_postgres_saver(self.url, allowed_types=allowed_types)
+
+    @asynccontextmanager
+    async def open_lane_savers(
+        self, saver: Any, count: int, *, allowed_types: Sequence[type] = ()
+    ) -> AsyncIterator[list[Any]]:
+        """Every lane shares `saver`: its pool gives each query a connection of its own
+        (and `MusterPostgresSaver` lets the pool be used concurrently)."""
+        yield [saver] * count
+
+    async def open_audit(self) -> AuditLog:
+        from checkpoints.postgres_audit import PostgresAuditLog
+
+        return await PostgresAuditLog.open(self.url)
+
+    def hold_thread(
+        self, thread_id: str, *, must_exist: bool = False
+    ) -> AbstractAsyncContextManager[None]:
+        from checkpoints.postgres_lease import hold_postgres_thread
+
+        return hold_postgres_thread(self.url, thread_id)
