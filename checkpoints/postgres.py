@@ -24,6 +24,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from checkpoints.announce import AnnouncesSavedWrites
 from checkpoints.audit import AuditLog
 from checkpoints.saver import CheckpointStoreError, strict_serializer
 
@@ -113,7 +114,7 @@ async def schema_lock(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[None]
         await conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
 
 
-class MusterPostgresSaver(AsyncPostgresSaver):
+class MusterPostgresSaver(AnnouncesSavedWrites, AsyncPostgresSaver):
     """`AsyncPostgresSaver` on a pool, without the instance lock serialising the pool.
 
     The upstream saver wraps every query in `async with self.lock` (one `asyncio.Lock` per

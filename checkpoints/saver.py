@@ -18,6 +18,7 @@ import aiosqlite
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from checkpoints.announce import AnnouncesSavedWrites
 from workers.errors import ConfigError
 
 DEFAULT_DB = Path(__file__).resolve().parent / "muster.sqlite"
@@ -118,6 +119,10 @@ def strict_serializer(allowed_types: Sequence[type]) -> JsonPlusSerializer:
     )
 
 
+class MusterSqliteSaver(AnnouncesSavedWrites, AsyncSqliteSaver):
+    """LangGraph's SQLite saver, announcing each task's saved writes (checkpoints/announce.py)."""
+
+
 @asynccontextmanager
 async def open_checkpointer(
     path: str | Path | None = None,
@@ -136,7 +141,7 @@ async def open_checkpointer(
             conn = await stack.enter_async_context(
                 aiosqlite.connect(str(db), timeout=BUSY_TIMEOUT_S)
             )
-            saver = AsyncSqliteSaver(conn, serde=strict_serializer(allowed_types))
+            saver = MusterSqliteSaver(conn, serde=strict_serializer(allowed_types))
             await saver.setup()  # also switches the file to WAL
             # In WAL mode, NORMAL skips the fsync on every commit (one per task write) but
             # stays consistent, and nothing committed is lost when the process is killed; only

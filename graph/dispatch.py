@@ -14,12 +14,16 @@ a bug that raises inside a worker (→ `crashed`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import NodeError, NodeTimeoutError
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
+from checkpoints.announce import when_saved
 from graph.services import Services, services_for, superstep
 from graph.state import MusterState, current_reports, satisfying_report
 from workers.contracts import Handoff, Report
@@ -92,15 +96,26 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
             model=services.models(packet.recipient),
             on_step=on_step,
         )
-    services.trace_node(
-        "dispatch",
-        worker=packet.recipient,
-        packet_id=packet.id,
-        packet=fingerprint,
-        outcome=report.status,
-        reason=report.reason,
-        duration_ms=report.duration_ms,
-    )
+    # "Finished" goes to the trace only once the report is in the store: a process killed
+    # after that line never runs this worker again (checkpoints/announce.py).
+    if trace is not None:
+        info = runtime.execution_info
+        when_saved(
+            get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER),
+            info.task_id if info is not None else None,
+            partial(
+                trace.emit,
+                "node",
+                node="dispatch",
+                superstep=step,
+                worker=packet.recipient,
+                packet_id=packet.id,
+                packet=fingerprint,
+                outcome=report.status,
+                reason=report.reason,
+                duration_ms=report.duration_ms,
+            ),
+        )
     return {"reports": [report]}
 
 
