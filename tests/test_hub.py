@@ -519,6 +519,31 @@ async def test_a_start_cancelled_while_the_server_hangs_kills_it_at_once(env: En
 
 @module_loop
 @pytest.mark.integration
+async def test_a_server_with_three_sessions_serves_calls_issued_together_on_all_three(
+    env: Env,
+) -> None:
+    """`"sessions": 3` gives the hub three processes of one server; read calls issued at once
+    spread over them (each session's pid answers), and aclose stops all three."""
+    cfg = config({"fx": {**env.fx(), "sessions": 3}})
+    async with await ToolHub.connect(cfg) as hub:
+        await hub.spares_started()
+        assert hub.sessions_up("fx") == 3
+        results = await asyncio.gather(*(hub.call("fx.pid", {}, ["fx."]) for _ in range(6)))
+        assert all(r.ok for r in results), [r.text for r in results]
+        pids = {int(r.text) for r in results}
+        assert len(pids) == 3 and hub.server_pids()["fx"] in pids
+    assert not any(alive(pid) for pid in pids)
+
+
+def test_sessions_in_the_servers_file_are_bounded() -> None:
+    with pytest.raises(ServersConfigError, match="sessions"):
+        config({"fx": {"command": "python", "sessions": 0}})
+    with pytest.raises(ServersConfigError, match="sessions"):
+        config({"fx": {"command": "python", "sessions": 99}})
+
+
+@module_loop
+@pytest.mark.integration
 async def test_weird_tool_names_are_refused_at_registration(env: Env) -> None:
     echoes = fx_calls(env).count("echo")
     async with await ToolHub.connect(config({"fx": env.fx(FIXTURE_TOOLS="weird")})) as hub:

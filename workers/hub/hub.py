@@ -132,6 +132,22 @@ class ToolHub:
             )
             for name, cfg in config.mcp_servers.items()
         }
+        # `"sessions": N` in the servers file: N-1 spare sessions per server for read calls,
+        # started in the background once the first is pinned (see `_start_spares`).
+        self._spares: dict[str, list[ServerConnection]] = {
+            name: [
+                ServerConnection(
+                    name,
+                    cfg,
+                    start_timeout_s=start_timeout_s,
+                    log_path=self._log_dir / f"{name}.{index}.log",
+                )
+                for index in range(2, cfg.sessions + 1)
+            ]
+            for name, cfg in config.mcp_servers.items()
+        }
+        self._spares_started: asyncio.Task[None] | None = None
+        self._in_flight: dict[ServerConnection, int] = {}
         self._closed = False
 
     @classmethod
@@ -174,7 +190,26 @@ class ToolHub:
         for conn in hub._conns.values():
             if conn.up:
                 hub._pin(conn)
+        if any(hub._spares.values()):
+            hub._spares_started = asyncio.create_task(hub._start_spares())
         return hub
+
+    async def _start_spares(self) -> None:
+        """Start every spare session; one whose tools differ from the pinned first session's
+        is stopped and never used (its server changed, or is not the same server)."""
+
+        async def one(name: str, spare: ServerConnection) -> None:
+            await spare.start()
+            first = self._conns[name]
+            if spare.up and [t.model_dump() for t in spare.tools] != [
+                t.model_dump() for t in first.tools
+            ]:
+                await spare.stop()
+                spare.last_error = f"server '{name}' spare session lists other tools; not used"
+
+        await asyncio.gather(
+            *(one(name, spare) for name, spares in self._spares.items() for spare in spares)
+        )
 
     async def __aenter__(self) -> ToolHub:
         return self
@@ -192,7 +227,11 @@ class ToolHub:
         if self._closed:
             return
         self._closed = True
-        await asyncio.gather(*(conn.close() for conn in self._conns.values()))
+        if self._spares_started is not None:
+            self._spares_started.cancel()
+            await asyncio.gather(self._spares_started, return_exceptions=True)
+        spares = [spare for group in self._spares.values() for spare in group]
+        await asyncio.gather(*(conn.close() for conn in [*self._conns.values(), *spares]))
         await asyncio.to_thread(shutil.rmtree, self._log_dir, ignore_errors=True)
 
     # --- catalogue -------------------------------------------------------------------------
@@ -385,8 +424,23 @@ class ToolHub:
     async def _run(
         self, entry: CatalogueEntry, args: dict[str, Any], timeout_s: float | None, started: float
     ) -> ToolCallResult:
+        conn = self._session_for(entry.spec.server, writes=entry.spec.writes)
+        # Counted from the pick, so calls issued together spread over the sessions.
+        self._in_flight[conn] = self._in_flight.get(conn, 0) + 1
+        try:
+            return await self._run_on(conn, entry, args, timeout_s, started)
+        finally:
+            self._in_flight[conn] -= 1
+
+    async def _run_on(
+        self,
+        conn: ServerConnection,
+        entry: CatalogueEntry,
+        args: dict[str, Any],
+        timeout_s: float | None,
+        started: float,
+    ) -> ToolCallResult:
         name, server = entry.spec.name, entry.spec.server
-        conn = self._conns[server]
         if entry.disabled:
             return self._result(name, CallOutcome.UNAVAILABLE, entry.disabled, started)
         if not isinstance(args, dict):
@@ -429,6 +483,29 @@ class ToolHub:
         if result.isError:
             return self._result(name, CallOutcome.TOOL_ERROR, f"ERROR: {name}: {text}", started)
         return self._result(name, CallOutcome.OK, text, started)
+
+    async def spares_started(self) -> None:
+        """Wait until every spare session has started or failed (a no-op without spares)."""
+        if self._spares_started is not None:
+            await asyncio.shield(self._spares_started)
+
+    def sessions_up(self, server: str) -> int:
+        """How many sessions to `server` are up (1 + its spares that started)."""
+        group = [self._conns[server], *self._spares.get(server, [])]
+        return sum(1 for c in group if c.up and c.session is not None)
+
+    def _session_for(self, server: str, *, writes: bool) -> ServerConnection:
+        """The session a call goes to: the first for a write tool (one writer per server) or
+        when it has no spares; else the least busy session that is up, the first on a tie.
+        A spare that fails is marked down and left so (the first session restarts)."""
+        first = self._conns[server]
+        spares = self._spares.get(server) or []
+        if writes or not spares:
+            return first
+        up = [c for c in (first, *spares) if c.up and c.session is not None]
+        if not up:
+            return first  # the usual restart path
+        return min(up, key=lambda c: self._in_flight.get(c, 0))
 
     def _unavailable(self, name: str, conn: ServerConnection, started: float) -> ToolCallResult:
         why = conn.last_error or "not running"

@@ -100,6 +100,10 @@ def inherits(name: str, patterns: Sequence[str]) -> bool:
     )
 
 
+MAX_SESSIONS = 8
+"""The most sessions one server may be given (`"sessions"` in the servers file)."""
+
+
 class _ServerBase(BaseModel):
     # Unknown keys (e.g. "disabled", "type" written by other clients) are ignored, not fatal.
     model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
@@ -109,6 +113,10 @@ class _ServerBase(BaseModel):
     read_only_tools: list[str] = Field(default_factory=list, alias="readOnlyTools")
     """Tools the operator vouches are reads though the server does not mark them
     ``readOnlyHint: true`` (an unannotated tool is otherwise a write, never offered to workers)."""
+    sessions: int = Field(default=1, ge=1, le=MAX_SESSIONS)
+    """How many sessions the hub keeps to this server (stdio: that many processes). Read
+    calls go to the least busy one, so a fan-out is not served one call at a time by one
+    process; write tools always use the first (one writer)."""
 
     @model_validator(mode="after")
     def _not_both(self) -> _ServerBase:
