@@ -195,6 +195,7 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
         except GraphInterrupt:
             if refusals:  # the newest refusal, seen for the first time
                 await _record_refusal(services, thread, digest, action, config, refusals[-1])
+            services.trace_node("approve", outcome="waiting", tool=action.tool, digest=digest)
             raise
         checked = _decision(value, digest=digest, action=action, config=config)
         if isinstance(checked, Decision):

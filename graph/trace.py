@@ -15,6 +15,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from graph import telemetry
+
 DEFAULT_TRACE_DIR = Path(__file__).resolve().parent.parent / "var" / "traces"
 """Where traces go unless `MUSTER_TRACE_DIR` or `--trace-dir` says otherwise."""
 
@@ -49,6 +51,8 @@ class TraceWriter:
         self.path = trace_path(thread_id, directory)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.path.open("a", encoding="utf-8")
+        # Kept only when OpenTelemetry is on: the run's spans are built from them at close.
+        self._events: list[dict[str, Any]] | None = [] if telemetry.enabled() else None
 
     def emit(self, event: str, **fields: Any) -> None:
         """Write one event; `fields` typically hold superstep, node, worker, packet, tool,
@@ -62,10 +66,15 @@ class TraceWriter:
         }
         self._file.write(json.dumps(record, default=str) + "\n")
         self._file.flush()
+        if self._events is not None:
+            self._events.append(record)
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the file; with OpenTelemetry on, export the run's spans (graph/telemetry.py)."""
         self._file.close()
+        if self._events is not None:
+            events, self._events = self._events, None
+            telemetry.export_run(self.thread_id, self.run_id, events, ended_at=time.time())
 
 
 def read_trace(path: Path) -> list[dict[str, Any]]:

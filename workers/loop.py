@@ -254,6 +254,8 @@ async def _model_turn(run: WorkerRun, runnable: Runnable[Any, Any]) -> AIMessage
             "outcome": "tool_calls" if reply.tool_calls else "final",
             "duration_ms": round((time.monotonic() - turn_started) * 1000, 1),
             "tokens": tokens,
+            "input_tokens": int(usage.get("input_tokens", 0)),
+            "output_tokens": int(usage.get("output_tokens", 0)),
         }
     )
     return reply
