@@ -21,9 +21,9 @@ approve --by alice` where a refund waits) and checked:
 
   duplicated reports  `(packet_id, attempt)` repeated in a thread's final `reports`
   re-run workers      a packet whose report was in the checkpoint store at the kill, dispatched
-                      again after it (from the trace). A packet whose dispatch had finished in
-                      the trace but whose write had not landed may re-run (DESIGN: the ~1 ms
-                      between a branch's trace line and its write); it is counted apart
+                      again after it (from the trace); and, counted apart, a packet the trace
+                      had called finished before the kill but whose write had not landed (the
+                      trace line now follows the write, checkpoints/announce.py: both are 0)
   refund rows         new rows in the orders database's `refunds` table; over-refunds are rows
                       beyond one per expected order (or any for another order, or more than
                       the duplicate charge), missing ones an expected order with none
@@ -417,6 +417,7 @@ class Trial:
         return self.completed and not (
             self.duplicated_reports
             or self.rerun_workers
+            or self.unsaved_reruns
             or self.over_refunds
             or self.missing_refunds
             or self.orphans
@@ -596,7 +597,7 @@ COLUMNS = (
     ("completed", lambda ts: sum(t.completed for t in ts)),
     ("duplicated reports", lambda ts: sum(t.duplicated_reports for t in ts)),
     ("re-run workers", lambda ts: sum(t.rerun_workers for t in ts)),
-    ("re-run, unsaved at kill", lambda ts: sum(t.unsaved_reruns for t in ts)),
+    ("re-run, traced finished", lambda ts: sum(t.unsaved_reruns for t in ts)),
     ("refund rows", lambda ts: sum(t.refund_rows for t in ts)),
     ("expected refund rows", lambda ts: sum(len(EXPECTED_REFUNDS[t.kind]) for t in ts)),
     ("over-refunds", lambda ts: sum(t.over_refunds for t in ts)),

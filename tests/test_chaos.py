@@ -52,6 +52,7 @@ def test_killed_commands_resume_once_each() -> None:
         assert trial.completed, where
         assert trial.duplicated_reports == 0, where
         assert trial.rerun_workers == 0, where
+        assert trial.unsaved_reruns == 0, f"{where}: the trace called a re-run worker finished"
         assert trial.busy_errors == 0, f"{where}: a dead owner's lease blocked the resume"
         expected = chaos.EXPECTED_REFUNDS[trial.kind]
         assert (trial.refund_rows, trial.over_refunds, trial.missing_refunds) == (
