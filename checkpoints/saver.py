@@ -15,10 +15,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import aiosqlite
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from checkpoints.announce import AnnouncesSavedWrites
+from checkpoints.compression import compressed
 from workers.errors import ConfigError
 
 DEFAULT_DB = Path(__file__).resolve().parent / "muster.sqlite"
@@ -107,16 +109,18 @@ def _probe_create(path: Path) -> None:
     probe.unlink(missing_ok=True)
 
 
-def strict_serializer(allowed_types: Sequence[type]) -> JsonPlusSerializer:
-    """A serializer that restores only LangGraph's safe types plus `allowed_types`.
+def strict_serializer(allowed_types: Sequence[type]) -> EncryptedSerializer:
+    """A serializer that restores only LangGraph's safe types plus `allowed_types`, and
+    compresses what it stores (checkpoints/compression.py).
 
     Strict always, not only under `LANGGRAPH_STRICT_MSGPACK=true`: whoever can write the
     checkpoint file gets no code execution, and our own types load without the
     "unregistered type" warnings of the permissive default.
     """
-    return JsonPlusSerializer(
+    plain = JsonPlusSerializer(
         allowed_msgpack_modules=[(t.__module__, t.__name__) for t in allowed_types]
     )
+    return compressed(plain)
 
 
 class MusterSqliteSaver(AnnouncesSavedWrites, AsyncSqliteSaver):

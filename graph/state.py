@@ -1,18 +1,42 @@
 """The graph state, and the helpers that read it. Reducers are declared in the type, so
 parallel writes never collide.
 
-`reports` uses `operator.add`: every parallel `dispatch` appends its report, and every report
-from every wave, retry and fallback stays visible. Because the list grows across runs on one
-thread, a new job always gets a new thread id (principle 7).
+`reports` is `operator.add` over lists: every parallel `dispatch` appends its report, and every
+report from every wave, retry and fallback stays visible. Because the list grows across runs on
+one thread, a new job always gets a new thread id (principle 7).
+
+The lists that grow during a run (`reports`, `recoveries`, `actions`) and the plan (`packets`)
+live in LangGraph's own incremental channel, `DeltaChannel` (beta in langgraph 1.2): a
+checkpoint stores only what a step wrote, and the value is rebuilt from the saved writes when a
+thread is loaded, so a checkpoint grows with what changed, not with everything so far (a
+200-packet fan-out stored its reports four times over, about 10 KB a packet). The reducers are
+the same reductions as before, folded over a step's writes: `operator.add` for the lists, the
+last write for `packets` (written whole by `plan` and `recover`, never twice in one step).
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Annotated, TypedDict
+from functools import reduce
+from typing import Annotated, Any, TypedDict
+
+from langgraph.channels.delta import DeltaChannel
 
 from workers.contracts import ActionRecord, Answer, Handoff, RecoveryRecord, Report
+
+
+def concat(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
+    """`operator.add` folded over one step's writes, in the order LangGraph applies them: the
+    `DeltaChannel` form of `Annotated[list, operator.add]`. A fold is batching-invariant
+    (`concat(concat(s, xs), ys) == concat(s, xs + ys)`), as `DeltaChannel` requires of a reducer
+    it replays from saved writes, and a write that is not a list fails as `operator.add` does."""
+    return reduce(operator.add, writes, state)
+
+
+def last_write(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
+    """The last write wins (batching-invariant too): `packets` is written whole."""
+    return writes[-1]
 
 
 class InputState(TypedDict):
@@ -25,7 +49,7 @@ class InputState(TypedDict):
 class MusterState(InputState, total=False):
     """Everything the supervisor knows about one job."""
 
-    packets: list[Handoff]
+    packets: Annotated[list[Handoff], DeltaChannel(last_write)]
     """The validated plan: one packet per sub-task."""
     intents: list[str]
     """Every intent the ticket expresses (`graph.planners.intents`); each needs a resolution."""
@@ -37,11 +61,11 @@ class MusterState(InputState, total=False):
     """Order ids the ticket names that the orders system does not know."""
     plan_notes: list[str]
     """What plan validation corrected (dropped duplicates, narrowed allowlists, capped budgets)."""
-    reports: Annotated[list[Report], operator.add]
+    reports: Annotated[list[Report], DeltaChannel(concat)]
     """Every report, in completion order; retries and fallbacks add, never overwrite."""
-    recoveries: Annotated[list[RecoveryRecord], operator.add]
+    recoveries: Annotated[list[RecoveryRecord], DeltaChannel(concat)]
     """Every recovery step taken and what came of it."""
-    actions: Annotated[list[ActionRecord], operator.add]
+    actions: Annotated[list[ActionRecord], DeltaChannel(concat)]
     """Every approval decision and execution of a proposed action."""
     conflicts: list[str]
     """Facts two reports disagreed on, and how synthesis ruled."""

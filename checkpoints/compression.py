@@ -1,0 +1,63 @@
+"""Compressed checkpoints: zlib through LangGraph's own serializer plug point.
+
+`compressed(serde)` wraps a serializer in LangGraph's `EncryptedSerializer` with `ZlibCipher`,
+a "cipher" that compresses. Every blob a saver writes (checkpoints, pending writes, Postgres
+channel blobs) goes through it; its type tag gains `+zlib` (or `+raw` when compressing would
+not shrink it), and a blob without a `+` suffix, written before compression was on, still loads
+unchanged. `EncryptedSerializer` rather than a serializer class of our own, because LangGraph's
+`with_allowlist` (`_with_msgpack_allowlist`) knows how to carry the strict msgpack allowlist
+through it to the inner `JsonPlusSerializer`; any other wrapper silently loses strictness.
+
+Level 1 with a 4 KB window: a report's observations are repetitive JSON and text, so the
+fastest level already takes a fan-out's blobs to about a third. Most blobs are one task's write
+of a few KB; zlib's default 32 KB window and 128 KB hash tables cost more to set up than
+compressing such a blob, so the small window halves the CPU (measured on a 200-packet fan-out:
+621 blobs, 884 KB to 275 KB, within 1% of the default window's size). Blobs under
+`MIN_BYTES` are stored as they are. `zlib.decompress` reads any window size.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+ZLIB_LEVEL = 1
+"""zlib's fastest level: most of the gain at the least CPU."""
+WINDOW_BITS = 12
+"""A 4 KB window (zlib's default is 32 KB): about the size of one report."""
+MEM_LEVEL = 4
+"""Smaller hash tables to match the window (zlib's default is 8)."""
+MIN_BYTES = 64
+"""Blobs shorter than this (empty writes, routing values) are not worth compressing."""
+
+
+class ZlibCipher:
+    """A `CipherProtocol` that compresses instead of encrypting (names `zlib` and `raw`)."""
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        """zlib-compress `plaintext`, or keep it as it is (`raw`) when that is no larger."""
+        if len(plaintext) < MIN_BYTES:
+            return "raw", plaintext
+        compressor = zlib.compressobj(ZLIB_LEVEL, zlib.DEFLATED, WINDOW_BITS, MEM_LEVEL)
+        packed = compressor.compress(plaintext) + compressor.flush()
+        if len(packed) < len(plaintext):
+            return "zlib", packed
+        return "raw", plaintext
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        """The bytes `encrypt` was given."""
+        if ciphername == "zlib":
+            return zlib.decompress(ciphertext)
+        if ciphername == "raw":
+            return ciphertext
+        raise ValueError(
+            f"cannot read a checkpoint blob compressed with {ciphername!r}: only zlib and raw "
+            "are known; was it written by another program's serializer?"
+        )
+
+
+def compressed(serde: SerializerProtocol) -> EncryptedSerializer:
+    """`serde` with every blob zlib-compressed; it still reads uncompressed blobs."""
+    return EncryptedSerializer(ZlibCipher(), serde)
