@@ -49,7 +49,7 @@ studio: $(STAMP) ## LangGraph Studio on a free local port (langgraph dev, in-mem
 	$(VENV)/bin/langgraph dev --no-browser --host 127.0.0.1 --port $$port --no-reload
 
 reset: ## restore the demo data (orders re-seeded on the next start; threads, traces and batch answers gone); keeps .venv
-	rm -rf var checkpoints/*.sqlite* examples/*.answers.jsonl
+	rm -rf var checkpoints/*.sqlite* checkpoints/*.answers.jsonl examples/*.answers.jsonl
 	@echo "demo data reset: order 12345 is unrefunded again on the next run"
 
 clean: reset ## reset, plus caches and build output; keeps .venv

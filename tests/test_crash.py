@@ -22,6 +22,7 @@ import pytest
 
 from checkpoints.saver import open_checkpointer
 from checkpoints.threads import ThreadStatus, status_of, thread_config, thread_ids
+from graph.app.cli import LOADING
 from graph.app.runtime import open_store
 from graph.trace import read_trace, trace_path
 from servers.call_log import count_calls
@@ -245,7 +246,8 @@ def test_resume_unknown_thread_is_bad_input(muster_env: MusterEnv) -> None:
     asyncio.run(create_empty_store())
     result = muster_env.cli("resume", "no-such-thread", "--db", db)
     assert result.returncode == 2
-    assert result.stdout == ""
+    # Only the first progress line, printed before anything is read, then the one-line error.
+    assert result.stdout == f"muster resume no-such-thread: {LOADING}\n"
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("muster: error: unknown thread no-such-thread")
@@ -279,7 +281,9 @@ def test_run_on_a_finished_thread_is_refused(muster_env: MusterEnv) -> None:
     )
     assert again.returncode == 2
     assert again.stdout == ""
-    lines = again.stderr.strip().splitlines()
+    # --json: the first progress line goes to stderr, before the one-line error.
+    progress, *lines = again.stderr.strip().splitlines()
+    assert progress == f"muster run: {LOADING}"
     assert len(lines) == 1, again.stderr
     assert lines[0].startswith(f"muster: error: thread {thread} already exists (done)")
     assert count_calls(muster_env.call_log) == calls_before  # no worker ran

@@ -95,7 +95,10 @@ async def test_a_paused_run_prints_and_returns_what_waits_with_its_digest(
 
     print_result(thread, values, waiting=True, as_json=False)
     text = capsys.readouterr().out
-    assert (
+    # The last line says what waits and the command that answers it, bound to the digest.
+    assert text.splitlines()[-1].startswith(
         f"waiting for approval of orders.issue_refund of $129.00 on order 12345, digest "
-        f"{pending['digest'][:12]}: `muster approve {thread} --by NAME [--reject]`"
-    ) in text
+        f"{pending['digest'][:12]}; approve with: muster approve {thread} "
+        f"--digest {pending['digest'][:12]} --by NAME (NAME: "
+    )
+    assert text.splitlines()[-1].endswith("(--reject to refuse)")

@@ -11,7 +11,7 @@ The parts, one concept each: `batch_tickets` (the file and each ticket's thread 
 and `batch_report` (progress, summary, exit code, answers file).
 
 Finished tickets are appended to the answers file (`--out`, default `<stem>.answers.jsonl` next
-to the tickets file) as they finish, for visibility while the batch runs or after a crash; at
+to the checkpoint store) as they finish, for visibility while the batch runs or after a crash; at
 the end the file is rewritten atomically from the thread states, in ticket order.
 
 If a batch dies mid-queue, `muster batch FILE --resume` skips the tickets that are done or
@@ -42,12 +42,14 @@ from graph.app.batch_report import (
     write_jsonl_atomically,
 )
 from graph.app.batch_tickets import Ticket, batch_name, load_tickets
+from graph.app.flags import BATCH_CONCURRENCY
+from graph.app.hints import Carried
 from graph.app.options import ExitCode, MusterOptions
 from graph.app.runtime import open_runtime, open_store
 from graph.app.signals import SignalDrain
 from workers.errors import ConfigError
 
-DEFAULT_CONCURRENCY = 16
+DEFAULT_CONCURRENCY = BATCH_CONCURRENCY
 """Tickets running at once unless `--concurrency` says otherwise."""
 MAX_CONCURRENCY = 1024
 """The most `--concurrency` accepts."""
@@ -64,43 +66,12 @@ def parse_concurrency(value: object) -> int:
     return number
 
 
-def add_batch_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-    parents: list[argparse.ArgumentParser],
-) -> None:
-    """Register `muster batch` (the parents give --db, --servers, --model and --json)."""
-    batch = subparsers.add_parser(
-        "batch",
-        parents=parents,
-        help="run a JSONL file of tickets, one thread per ticket",
-        description='Run every ticket of a JSONL file ({"id": ..., "request": ...} per line) '
-        "on its own thread, sharing one set of MCP server sessions. Exit 0 if every ticket is "
-        "complete, 3 if any is partial, degraded or needs a human, 4 if any failed, 6 if "
-        "stopped by a signal (continue with --resume).",
-    )
-    batch.add_argument("tickets", help="the tickets file (JSONL)")
-    batch.add_argument(
-        "--concurrency",
-        default=DEFAULT_CONCURRENCY,
-        metavar="N",
-        help=f"tickets running at once (default: {DEFAULT_CONCURRENCY})",
-    )
-    batch.add_argument(
-        "--resume",
-        action="store_true",
-        help="finish a batch that stopped: skip finished or waiting tickets, resume the rest",
-    )
-    batch.add_argument(
-        "--out",
-        metavar="PATH",
-        help="answers file, one JSON line per ticket (default: <stem>.answers.jsonl next to "
-        "the tickets file)",
-    )
-
-
-def _out_path(args: argparse.Namespace, tickets_path: Path) -> Path:
+def _out_path(args: argparse.Namespace, tickets_path: Path, store: Path | str) -> Path:
     out = Path(args.out).expanduser() if getattr(args, "out", None) else None
-    out = out or default_out_path(tickets_path)
+    if out is None:
+        out = default_out_path(tickets_path, store)
+        if not isinstance(store, Path):  # PostgreSQL: the project's var/ may not exist yet
+            out.parent.mkdir(parents=True, exist_ok=True)
     if out.resolve() == tickets_path.resolve():
         raise ConfigError(f"--out {out} is the tickets file itself; choose another path")
     if out.is_dir():
@@ -133,6 +104,8 @@ class BatchOptions:
     """What every ticket's run is set up with (`--db`, `--servers`, `--model`, ...)."""
     as_json: bool
     """Print the summary as JSON (`--json`); progress then goes to stderr."""
+    carried: Carried
+    """The options in force, for the commands the summary prints (`--db`, `--model`, ...)."""
 
 
 def batch_options(args: argparse.Namespace) -> BatchOptions:
@@ -145,12 +118,13 @@ def batch_options(args: argparse.Namespace) -> BatchOptions:
     return BatchOptions(
         path=path,
         tickets=tickets,
-        out=_out_path(args, path),
+        out=_out_path(args, path, run.store.location),
         concurrency=concurrency,
         resume=bool(getattr(args, "resume", False)),
         db_exists=run.store.may_hold_threads(),
         run=run,
         as_json=bool(getattr(args, "json", False)),
+        carried=Carried.from_args(args),
     )
 
 
@@ -163,7 +137,7 @@ async def cmd_batch(args: argparse.Namespace) -> int:
     stream = sys.stderr if opts.as_json else sys.stdout
 
     existing = await existing_threads(opts.run.store, opts.db_exists, path, tickets)
-    plan = plan_batch(path, tickets, existing, opts.resume)
+    plan = plan_batch(path, tickets, existing, opts.resume, opts.carried)
     progress = BatchProgress(stream, len(tickets))
     todo = len(plan.run) + len(plan.resume)
     progress.line(
@@ -202,24 +176,27 @@ async def cmd_batch(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     write_jsonl_atomically(out, (r.record() for r in final))
+    finished = {r.ticket.id for r in final if r.outcome != "unfinished"}
     summary = summarize(
         name,
         final,
-        ran=len(plan.run),
-        resumed=len(plan.resume),
+        ran=sum(t.id in finished for t in plan.run),
+        resumed=sum(t.id in finished for t in plan.resume),
         skipped=len(plan.skip),
         out=out,
         wall_s=time.monotonic() - started,
         drained=drained,
+        carried=opts.carried,
     )
     if opts.as_json:
         print(json.dumps(summary.as_dict(), indent=2))
     else:
         print_summary(summary, sys.stdout)
     if summary.exit_code == ExitCode.DRAINED:
+        resume = opts.carried.command("batch", str(path), "--resume", batch=True)
         print(
-            f"stopped before every ticket finished; state is saved. Continue with: "
-            f"muster batch {path} --resume",
+            f"stopped before every ticket finished ({summary.unfinished} unfinished); state "
+            f"is saved. Continue with: {resume}",
             file=sys.stderr,
         )
     return summary.exit_code

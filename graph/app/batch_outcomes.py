@@ -18,6 +18,7 @@ from langgraph.types import StateSnapshot
 
 from checkpoints.threads import ThreadStatus, status_of, thread_config, waiting_on
 from graph.app.batch_tickets import Ticket, batch_thread_id
+from graph.app.render import pending_approvals, pending_questions
 from graph.app.runtime import Graph
 from workers.contracts import Answer, Report
 
@@ -40,6 +41,10 @@ class TicketResult:
     """(worker, reason) of every failed report in the thread, retries included."""
     error: str | None = None
     """Why the run raised, if it did (the thread is then `failed` or unfinished)."""
+    pending_approvals: list[dict[str, Any]] = field(default_factory=list)
+    """The actions waiting for a decision, each with the digest to approve."""
+    pending_questions: list[dict[str, Any]] = field(default_factory=list)
+    """The clarifying questions waiting for an answer."""
 
     def record(self) -> dict[str, Any]:
         """The JSON object written to the answers file."""
@@ -61,6 +66,8 @@ class TicketResult:
             "needs_human": self.outcome == "needs_human"
             or (answer is not None and answer.needs_human),
             "waiting_for": self.waiting_for,
+            "pending_approvals": self.pending_approvals,
+            "pending_questions": self.pending_questions,
             "answer_text": answer.text if answer is not None else None,
             "error": self.error,
         }
@@ -99,6 +106,7 @@ def result_from_snapshot(
     if error is None and task_errors:
         error = task_errors[0]
     outcome = outcome_of(status, answer)
+    interrupts = [i.value for i in snapshot.interrupts] if snapshot is not None else []
     if outcome == "unfinished" and error is not None:
         outcome = "failed"  # the run raised before its first checkpoint
     return TicketResult(
@@ -110,6 +118,8 @@ def result_from_snapshot(
         waiting_for=waiting_on(snapshot) if snapshot is not None else [],
         failures=[(r.worker, r.reason or "unknown") for r in reports if r.status == "failed"],
         error=error,
+        pending_approvals=pending_approvals(values, thread_id) if interrupts else [],
+        pending_questions=pending_questions(interrupts),
     )
 
 

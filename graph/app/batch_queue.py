@@ -24,6 +24,7 @@ from checkpoints.threads import status_of, thread_config
 from graph.app.batch_outcomes import TicketResult, read_result, result_from_snapshot
 from graph.app.batch_report import BatchProgress, append_jsonl
 from graph.app.batch_tickets import Ticket, batch_name, batch_thread_id
+from graph.app.hints import NOTHING, Carried
 from graph.app.runtime import Graph, MusterRuntime, open_store, stream_run
 from workers.errors import ConfigError
 
@@ -56,17 +57,22 @@ async def existing_threads(
 
 
 def plan_batch(
-    path: Path, tickets: Sequence[Ticket], existing: dict[str, StateSnapshot], resume: bool
+    path: Path,
+    tickets: Sequence[Ticket],
+    existing: dict[str, StateSnapshot],
+    resume: bool,
+    carried: Carried = NOTHING,
 ) -> BatchPlan:
     """Sort the tickets by what their threads need (see the module docstring); refuse a batch
-    that already has threads unless `resume`, and a ticket whose text changed since."""
+    that already has threads unless `resume` (the error's command carries `carried`), and a
+    ticket whose text changed since."""
     plan = BatchPlan()
     if existing and not resume:
         example = batch_thread_id(path, next(iter(existing)))
+        again = carried.command("batch", str(path), "--resume", batch=True)
         raise ConfigError(
             f"batch {batch_name(path)} already has {len(existing)} of {len(tickets)} threads "
-            f"in this store (e.g. {example}); finish it with `muster batch {path} --resume`, "
-            "or use another --db"
+            f"in this store (e.g. {example}); finish it with `{again}`, or use another --db"
         )
     for ticket in tickets:
         snapshot = existing.get(ticket.id)

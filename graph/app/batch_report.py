@@ -14,20 +14,26 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from graph.app.batch_outcomes import OUTCOMES, TicketResult
+from graph.app.hints import NOTHING, Carried
 from graph.app.options import ExitCode
+from graph.app.render import waiting_lines
+from graph.trace import DEFAULT_TRACE_DIR
 
 BAR_WIDTH = 10
 """Characters in the progress bar."""
 
 
-def default_out_path(path: Path) -> Path:
-    """`<stem>.answers.jsonl` next to the tickets file."""
-    return path.with_name(f"{path.stem}.answers.jsonl")
+def default_out_path(path: Path, store: Path | str) -> Path:
+    """`<stem>.answers.jsonl` next to the checkpoint store that holds the batch's threads
+    (a SQLite file's folder; `var/` of the project for PostgreSQL), never next to the
+    tickets file: that is often a folder of the repository (`examples/`)."""
+    folder = store.parent if isinstance(store, Path) else DEFAULT_TRACE_DIR.parent
+    return folder / f"{path.stem}.answers.jsonl"
 
 
 def write_jsonl_atomically(path: Path, records: Iterable[dict[str, Any]]) -> None:
@@ -124,6 +130,11 @@ class BatchSummary:
     wall_s: float
     drained: bool
     exit_code: ExitCode
+    unfinished: int = 0
+    """Tickets not finished when a signal stopped the batch (never started, or mid-run)."""
+    waiting: list[dict[str, Any]] = field(default_factory=list)
+    """Per ticket that needs a human: its thread and one line per thing it waits for, each
+    with the command that answers it."""
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -139,8 +150,11 @@ def summarize(
     out: Path,
     wall_s: float,
     drained: bool,
+    carried: Carried = NOTHING,
 ) -> BatchSummary:
-    """Counts per outcome, failed reports per (worker, reason), and the exit code."""
+    """Counts per outcome, failed reports per (worker, reason), what waits for a human (with
+    commands carrying the options in force), and the exit code. `ran` and `resumed` count
+    the tickets that finished this time: an unfinished one is counted as unfinished."""
     counts: Counter[str] = Counter(r.outcome for r in results)
     failures = Counter(f for r in results for f in r.failures)
     if drained or counts["unfinished"]:
@@ -171,14 +185,32 @@ def summarize(
         wall_s=round(wall_s, 3),
         drained=drained,
         exit_code=code,
+        unfinished=counts["unfinished"],
+        waiting=[
+            {"id": r.ticket.id, "thread_id": r.thread_id, "waiting": _waits(r, carried)}
+            for r in results
+            if r.outcome == "needs_human"
+        ],
     )
+
+
+def _waits(result: TicketResult, carried: Carried) -> list[str]:
+    """What a ticket that needs a human waits for, each with the command that answers it."""
+    if result.pending_approvals or result.pending_questions:
+        return waiting_lines(
+            result.thread_id, result.pending_approvals, result.pending_questions, carried
+        )
+    show = carried.command("show", result.thread_id, run=False)
+    return [f"the answer needs a person to take the ticket over; details: {show}"]
 
 
 def print_summary(summary: BatchSummary, stream: TextIO) -> None:
     """The summary table."""
+    unfinished = f", {summary.unfinished} unfinished" if summary.unfinished else ""
     lines = [
         f"batch {summary.batch}: {summary.tickets} tickets in {summary.wall_s:.1f}s "
-        f"({summary.ran} new, {summary.resumed} resumed, {summary.skipped} already finished)",
+        f"({summary.ran} new, {summary.resumed} resumed, {summary.skipped} already finished"
+        f"{unfinished})",
         "",
         f"  {'outcome':<12} {'tickets':>7}",
     ]
@@ -192,5 +224,9 @@ def print_summary(summary: BatchSummary, stream: TextIO) -> None:
         ]
     else:
         lines.append("  (none)")
+    if summary.waiting:
+        lines += ["", "waiting for a human:"]
+        for ticket in summary.waiting:
+            lines += [f"  {ticket['id']} ({ticket['thread_id']}): {w}" for w in ticket["waiting"]]
     lines += ["", f"answers: {summary.out}"]
     print("\n".join(lines), file=stream, flush=True)

@@ -27,55 +27,16 @@ from pathlib import Path
 
 from graph.app.eval_fields import EvalTicket, load_eval_tickets
 from graph.app.eval_report import eval_json, print_eval, scored_tickets, summarize_eval
-from graph.app.options import MusterOptions, model_name, positive_int
+from graph.app.flags import EVAL_CONCURRENCY
+from graph.app.options import MusterOptions, model_name
 from workers.errors import ConfigError
 
-DEFAULT_CONCURRENCY = 8
+DEFAULT_CONCURRENCY = EVAL_CONCURRENCY
 """Tickets running at once unless `--concurrency` says otherwise."""
 MAX_CONCURRENCY = 64
 """The most `--concurrency` accepts."""
 TARGETS_MISSED = 1
 """The exit code of `muster eval --check` when a target is missed."""
-
-
-def add_eval_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register `muster eval` (it takes no --db: every eval runs on a temporary store)."""
-    parser = subparsers.add_parser(
-        "eval",
-        help="score Muster on a labelled ticket set (per field, with a table of misses)",
-        description="Run every labelled ticket of DATASET (JSONL; evals/LABELS.md has the "
-        "format) on a temporary store and orders database, and print per field how often "
-        "Muster got it right, against the targets. Exit 0 when the eval finished; with "
-        "--check, 1 if a target is missed; 2 for a bad dataset or option.",
-    )
-    parser.add_argument("dataset", help="the labelled tickets (JSONL), e.g. evals/tickets.jsonl")
-    parser.add_argument(
-        "--model",
-        help="offline, offline:<ms> or provider:model (default: $MUSTER_MODEL, else offline)",
-    )
-    parser.add_argument(
-        "--planner",
-        choices=["rules", "llm"],
-        default="rules",
-        help="rules: the deterministic ticket planner; llm: --model plans (structured output)",
-    )
-    parser.add_argument(
-        "--servers",
-        help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
-    )
-    parser.add_argument(
-        "--concurrency",
-        type=positive_int,
-        default=DEFAULT_CONCURRENCY,
-        metavar="N",
-        help=f"tickets running at once (default: {DEFAULT_CONCURRENCY})",
-    )
-    parser.add_argument(
-        "--json", metavar="FILE", help="also write the scores and every ticket's result here"
-    )
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 if any target is missed (for CI)"
-    )
 
 
 @dataclass(frozen=True, kw_only=True)

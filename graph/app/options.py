@@ -12,77 +12,37 @@ Input is bounded here too: a ticket is refused when blank or longer than
 (`positive_seconds`), and a `--db` path that cannot be a database, or a PostgreSQL URL that
 cannot be parsed, is a one-line error.
 
-`ExitCode` is the table every command documents and returns. `add_store_options` and
-`add_run_options` declare the flags that `run`, `resume`, `approve`, `clarify` and `batch`
-share, so they read the same everywhere.
+`ExitCode` (the table every command documents and returns) and the flags every command
+shares are declared in `graph.app.flags`, which imports nothing heavy so `muster --help` is
+instant; they are re-exported here.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from dataclasses import dataclass, field
-from enum import IntEnum
 from pathlib import Path
 
 from checkpoints.store import CheckpointStore, checkpoint_store, store_location
+from graph.app.flags import (  # re-exported: the flags and codes live with the parser
+    DEFAULT_MODEL,
+    ExitCode,
+    add_run_options,
+    add_store_options,
+    positive_int,
+    positive_seconds,
+)
 from graph.limits import RunLimits
 from graph.planners import Planner, plan_ticket
 from graph.planners.llm import make_llm_planner
-from workers.contracts import Answer
 from workers.errors import ConfigError
 from workers.hub import DEFAULT_SERVERS_FILE, ServersConfig, load_servers_config
 from workers.models import ModelFactory, load_model_factory
 from workers.roster import Roster, load_roster
 
-DEFAULT_MODEL = "offline"
-"""The model every entry point uses unless `--model` or `MUSTER_MODEL` names another."""
 MAX_TICKET_CHARS = 20_000
 """The longest ticket Muster accepts, in characters (a long support email is ~5,000)."""
-
-
-class ExitCode(IntEnum):
-    """What a `muster` command returns; `--help` prints this table (see also README.md)."""
-
-    meaning: str
-    """One line for the help text."""
-
-    def __new__(cls, value: int, meaning: str) -> ExitCode:
-        member = int.__new__(cls, value)
-        member._value_ = value
-        member.meaning = meaning
-        return member
-
-    OK = 0, "the answer is complete (or there was nothing to do)"
-    INTERNAL = 1, "an unexpected internal error"
-    BAD_INPUT = (
-        2,
-        "bad input: unknown thread, unreadable database, malformed servers file, unknown model",
-    )
-    DEGRADED = 3, "the answer is partial or degraded, or a person must pick the ticket up"
-    FAILED = 4, "the answer failed"
-    WAITING = 5, "the thread waits for a human (an approval or a clarification)"
-    DRAINED = (
-        6,
-        "stopped cleanly by SIGINT/SIGTERM: state is checkpointed, "
-        "`muster resume THREAD` continues",
-    )
-    INTERRUPTED = 130, "interrupted (Ctrl-C) before a run could drain"
-
-    @classmethod
-    def for_answer(cls, answer: Answer | None, *, waiting: bool) -> ExitCode:
-        """The code for a thread's outcome: waiting, failed, degraded or complete."""
-        if waiting:
-            return cls.WAITING
-        if answer is None or answer.status == "failed":
-            return cls.FAILED
-        return cls.DEGRADED if answer.degraded or answer.needs_human else cls.OK
-
-    @classmethod
-    def help_table(cls) -> str:
-        """The table as `--help` shows it."""
-        return "Exit codes:\n" + "".join(f"  {code.value}  {code.meaning}\n" for code in cls)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,67 +165,17 @@ def check_ticket(text: str) -> str:
     return text
 
 
-def positive_seconds(text: str) -> float:
-    """argparse type for `--deadline`: a finite number of seconds above 0 (not nan, inf, 0)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a finite number of seconds above 0, not {text!r}"
-        )
-    return value
-
-
-def positive_int(text: str) -> int:
-    """argparse type for limits: a whole number of at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def add_store_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
-    """`--db`, for every command that reads or writes threads. `muster` takes it before the
-    command too (`muster --db URL run ...`); `top_level` declares that one, whose value the
-    command's own `--db` (declared without a default) overrides."""
-    parser.add_argument(
-        "--db",
-        default=None if top_level else argparse.SUPPRESS,
-        help="checkpoint database: a SQLite file or a postgresql:// URL "
-        f"(default: {checkpoint_store(store_location())})",
-    )
-
-
-def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """The flags of every command that runs the graph: run, resume, approve, clarify, batch."""
-    parser.add_argument(
-        "--servers",
-        help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
-    )
-    parser.add_argument(
-        "--model",
-        help="offline, offline:<ms> or provider:model (default: $MUSTER_MODEL, else offline)",
-    )
-    parser.add_argument("--json", action="store_true", help="print the answer and reports as JSON")
-    parser.add_argument("--markdown", action="store_true", help="print the answer as Markdown")
-    parser.add_argument(
-        "--max-steps", type=positive_int, help="total worker steps for the run (default 60)"
-    )
-    parser.add_argument(
-        "--max-tokens", type=positive_int, help="total tokens for the run (default 200000)"
-    )
-    parser.add_argument(
-        "--deadline",
-        type=positive_seconds,
-        metavar="SECONDS",
-        help="wall-clock limit counted from now, server start included; kept with the thread, "
-        "so a resume keeps it unless given its own --deadline",
-    )
-    parser.add_argument(
-        "--planner",
-        choices=["rules", "llm"],
-        default="rules",
-        help="rules: the deterministic ticket planner; llm: --model plans (structured output)",
-    )
+__all__ = [
+    "DEFAULT_MODEL",
+    "MAX_TICKET_CHARS",
+    "ExitCode",
+    "MusterOptions",
+    "add_run_options",
+    "add_store_options",
+    "check_ticket",
+    "model_name",
+    "positive_int",
+    "positive_seconds",
+    "servers_config",
+    "ticket_problem",
+]

@@ -9,19 +9,24 @@ nothing. JSON output needs no such pass: `json.dumps` escapes every control char
 
 from __future__ import annotations
 
+import getpass
 import json
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from langgraph.types import StateSnapshot
 
 from checkpoints.audit import AuditRow
 from checkpoints.threads import ThreadInfo, status_of
+from graph.app.hints import ANSWER, NOTHING, Carried
 from graph.approval import approval_digest, idempotency_key, pending_proposals
+from graph.approvers import approvers_path, load_approvers
 from graph.facts import SHARED_CALL_PREFIX
 from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report
+from workers.errors import MusterError
 from workers.hub import ToolHub
 
 _CONTROL_SEQUENCES = re.compile(
@@ -52,6 +57,8 @@ class Progress:
         self.stream = stream
         self.hub = hub
         self.tty = stream.isatty()
+        self.running: dict[str, tuple[str, float]] = {}
+        """Packets dispatched and not reported yet: packet id → (worker, start time)."""
 
     def _mark(self, ok: bool) -> str:
         if not self.tty:  # both four wide, so the worker column lines up
@@ -73,9 +80,14 @@ class Progress:
                 self.line(f"  {packet.recipient:<10} tools: {', '.join(tools) or '(none)'}")
             for note in update.get("plan_notes") or []:
                 self.line(f"  note: {note}")
+            now = time.monotonic()
+            self.running = {p.id: (p.recipient, now) for p in packets if not p.depends_on}
+            self._still_running()
         elif node in ("dispatch", "__error_handler__dispatch"):
             for report in update.get("reports") or []:
                 self.line(describe_report(report), ok=report.status == "ok")
+                self.running.pop(report.packet_id, None)
+            self._still_running()
         elif node == "recover":
             for record in update.get("recoveries") or []:
                 self.line(f"recover: {record.strategy} — {record.detail}")
@@ -84,6 +96,16 @@ class Progress:
         elif node == "__interrupt__":
             for interrupt in update.get("value") or update.get("__interrupt__") or ():
                 self.line(f"paused: {waiting_for(getattr(interrupt, 'value', interrupt))}")
+
+    def _still_running(self) -> None:
+        """On a terminal, which workers of the first wave are still running, and for how
+        long (piped output stays one line per event)."""
+        if not self.tty or not self.running:
+            return
+        now = time.monotonic()
+        workers = ", ".join(f"{w} {now - t:.1f} s" for w, t in self.running.values())
+        text = printable(f"  running: {workers}")
+        print(f"\033[2m{text}\033[0m", file=self.stream, flush=True)  # dim, ours alone
 
 
 def describe_report(report: Report) -> str:
@@ -168,38 +190,97 @@ def print_result(
     waiting: bool,
     as_json: bool,
     as_markdown: bool = False,
+    interrupts: Sequence[Any] = (),
+    carried: Carried = NOTHING,
 ) -> None:
     """The answer as text (or Markdown), or the answer and every report as JSON. A run that
-    waits for a human shows the answer so far: what it found and what awaits a decision."""
+    waits for a human shows the answer so far, and ends with what waits (the action, its
+    amount and digest, or the question) and the command that answers it, carrying the
+    options in force (`carried`). `interrupts` are the values of the thread's pending
+    interrupts (its questions come from there)."""
     answer: Answer | None = values.get("answer")
     if answer is None and waiting and values.get("request") and not as_json:
         print("\nAnswer so far (waiting for a human):")
         answer = compose_answer(values)  # type: ignore[arg-type]
-    if as_markdown and answer is not None:
-        print()
-        print(answer_markdown(answer))
-        print(f"\nthread: {thread_id}")
-        return
     pending = pending_approvals(values, thread_id) if waiting else []
+    questions = pending_questions(interrupts) if waiting else []
     if as_json:
         payload = {
             "thread_id": thread_id,
             "waiting_for_human": waiting,
             "pending_approvals": pending,
+            "pending_questions": questions,
             "answer": answer.model_dump() if answer else None,
             "reports": [r.model_dump() for r in values.get("reports") or []],
             "recoveries": [r.model_dump() for r in values.get("recoveries") or []],
         }
         print(json.dumps(payload, indent=2))
         return
-    if answer is not None:
+    if as_markdown and answer is not None:
+        print()
+        print(answer_markdown(answer))
+    elif answer is not None:
         print()
         _say(answer.text)
-    print(f"\nthread: {thread_id}")
-    for ask in pending:
-        _say(f"{waiting_for(ask)}: `muster approve {thread_id} --by NAME [--reject]`")
-    if waiting:
-        print(f"waiting for a human: `muster show {thread_id}`")
+    if not waiting:
+        print(f"\nthread: {thread_id}")
+        return
+    print(f"\nthread: {thread_id} (details: {carried.command('show', thread_id, run=False)})")
+    for line in waiting_lines(thread_id, pending, questions, carried):
+        _say(line)
+
+
+def waiting_lines(
+    thread_id: str,
+    approvals: Sequence[dict[str, Any]],
+    questions: Sequence[dict[str, Any]],
+    carried: Carried = NOTHING,
+) -> list[str]:
+    """One line per thing a paused thread waits for: what it is, and the command that
+    answers it as it can be pasted (`--digest` binds an approval to what was shown)."""
+    lines = []
+    for ask in approvals:
+        by, who = approver_words(ask)
+        command = carried.command("approve", thread_id, "--digest", str(ask["digest"])[:12], *by)
+        lines.append(f"{waiting_for(ask)}; approve with: {command}{who} (--reject to refuse)")
+    for ask in questions:
+        command = carried.command("clarify", thread_id, ANSWER)
+        lines.append(f"{waiting_for(ask)}; answer with: {command}")
+    if not lines:
+        lines.append(f"waiting for a human: {carried.command('show', thread_id, run=False)}")
+    return lines
+
+
+def approver_words(ask: dict[str, Any]) -> tuple[list[str], str]:
+    """`--by` for an approval command, and a note on who may give it: nothing when the OS
+    user (`approve`'s default) is an approver who may approve this action; else `--by NAME`
+    with the approvers who may."""
+    try:
+        approvers = load_approvers()
+    except MusterError:
+        return ["--by", "NAME"], ""
+    tool, args = str(ask.get("tool")), dict(ask.get("args") or {})
+    user = getpass.getuser()
+    if not approvers.unknown_approver(user) and not approvers.role_problem(user, tool, args):
+        return [], ""
+    roles = {limit.role for limit in approvers.limits_for(tool, args)}
+    names = [n for n, a in sorted(approvers.approvers.items()) if roles <= set(a.roles)]
+    who = ", ".join(names) or f"nobody; see {approvers_path()}"
+    return ["--by", "NAME"], f" (NAME: {who})"
+
+
+def pending_questions(interrupts: Sequence[Any]) -> list[dict[str, Any]]:
+    """The clarifying questions a paused thread waits on (from its interrupts' values)."""
+    return [
+        {
+            "kind": "clarification",
+            "worker": value.get("worker"),
+            "packet_id": value.get("packet_id"),
+            "question": value.get("question"),
+        }
+        for value in (getattr(i, "value", i) for i in interrupts)
+        if isinstance(value, dict) and value.get("kind") == "clarification"
+    ]
 
 
 def pending_approvals(values: dict[str, Any], thread_id: str) -> list[dict[str, Any]]:
@@ -218,21 +299,36 @@ def pending_approvals(values: dict[str, Any], thread_id: str) -> list[dict[str, 
     ]
 
 
-def print_threads(infos: Sequence[ThreadInfo], *, as_json: bool) -> None:
-    """`muster threads`: one line per thread, or a JSON list."""
+def print_threads(
+    infos: Sequence[ThreadInfo],
+    *,
+    as_json: bool,
+    filtered: bool = False,
+    stopped: Mapping[str, str] | None = None,
+) -> None:
+    """`muster threads`: one line per thread, or a JSON list (`filtered`: by --status or
+    --since, so an empty list means none matched). `stopped`: the signal that stopped each
+    thread in progress that a signal stopped cleanly (not running, waiting for a resume)."""
+    stopped = stopped or {}
     if as_json:
-        print(json.dumps([info.__dict__ for info in infos], indent=2))
+        rows = [{**info.__dict__, "stopped_by": stopped.get(info.thread_id)} for info in infos]
+        print(json.dumps(rows, indent=2))
         return
     if not infos:
-        print("no threads yet")
+        print("no threads match" if filtered else "no threads yet")
         return
     width = max(len("THREAD"), *(len(info.thread_id) for info in infos))
+    # `describe_threads` keeps the first REQUEST_COLUMN characters of a request: one that
+    # long may have been cut, so it ends in "…" too.
+    limit = REQUEST_COLUMN - 1
     _say(f"{'THREAD':<{width}}  {'STATUS':<12} {'ANSWER':<9} {'UPDATED':<19}  REQUEST")
     for info in infos:
         waits = f" [waits: {', '.join(info.waiting_on)}]" if info.waiting_on else ""
+        if info.thread_id in stopped:
+            waits += f" [stopped by {stopped[info.thread_id]}: resume it]"
         _say(
             f"{info.thread_id:<{width}}  {info.status:<12} {info.answer_status or '-':<9} "
-            f"{info.updated_at[:19]:<19}  {shorten(info.request, REQUEST_COLUMN)}{waits}"
+            f"{info.updated_at[:19]:<19}  {shorten(info.request, limit)}{waits}"
         )
 
 
@@ -251,8 +347,10 @@ def print_thread(
     snapshot: StateSnapshot,
     history: Sequence[StateSnapshot],
     audit_rows: Sequence[AuditRow],
+    carried: Carried = NOTHING,
 ) -> None:
-    """`muster show`: supersteps, reports and tool calls, pending interrupts, audit, answer."""
+    """`muster show`: supersteps, reports and tool calls, pending interrupts, audit, answer;
+    the commands it suggests carry the store in force (`carried`)."""
     _say(f"thread {thread_id}: {status_of(snapshot)}")
     if snapshot.values.get("request"):
         _say(f"request: {snapshot.values['request']}")
@@ -280,12 +378,14 @@ def print_thread(
             _say(
                 f"\npending approval: {value['tool']}({json.dumps(value['args'], sort_keys=True)})"
                 f" proposed by {value.get('proposed_by')}\n  why: {value.get('reason')}"
-                f"\n  digest: {value['digest']}\n  decide: muster approve {thread_id}"
-                f" [--reject] [--note TEXT]"
+                f"\n  digest: {value['digest']}"
             )
+            by, who = approver_words(value)
+            command = carried.command("approve", thread_id, "--digest", value["digest"][:12], *by)
+            _say(f"  decide: {command}{who} [--reject] [--note TEXT]")
         else:
             _say(f"\npending {kind}: {value.get('question', value)}")
-            _say(f'  answer: muster clarify {thread_id} "<answer>"')
+            _say(f"  answer: {carried.command('clarify', thread_id, ANSWER)}")
     for row in audit_rows:
         _say(f"audit: {row.event} by {row.actor} digest {row.digest[:16]}… {row.result[:160]}")
     answer = snapshot.values.get("answer")

@@ -11,6 +11,7 @@ behaves the same from every entry point.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -20,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from langgraph.errors import GraphDrained
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
 from langgraph.types import Command
@@ -31,7 +33,7 @@ from graph.build import build_graph
 from graph.limits import RunLimits
 from graph.planners import Planner
 from graph.services import Services
-from graph.trace import TraceWriter
+from graph.trace import TraceWriter, trace_path
 from workers.contracts import CHECKPOINTED_TYPES
 from workers.hub import ServersConfig, ToolHub
 from workers.models import ModelFactory
@@ -42,6 +44,29 @@ Graph = CompiledStateGraph[Any, Any, Any, Any]
 
 UpdateListener = Callable[[str, dict[str, Any]], Awaitable[None] | None]
 """Receives (node, update) for every node that finishes, for live progress."""
+
+
+DRAINED_EVENT = "drained"
+"""The trace event a run writes when a signal stopped it cleanly (`stream_run`)."""
+
+
+def stopped_by(thread_id: str) -> str | None:
+    """The signal that stopped `thread_id`'s last run cleanly (e.g. `SIGINT`), if its trace
+    ends with a drain; None if the trace ends otherwise (a run still going, one that was
+    killed, one that finished) or there is none."""
+    path = trace_path(thread_id)
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(0, path.stat().st_size - 4096))
+            last = handle.read().decode("utf-8", "replace").strip().splitlines()[-1:]
+    except OSError:
+        return None
+    if not last or f'"event": "{DRAINED_EVENT}"' not in last[0]:
+        return None
+    try:
+        return str(json.loads(last[0]).get("reason") or "a signal")
+    except json.JSONDecodeError:
+        return None
 
 
 @cache
@@ -259,6 +284,12 @@ async def _stream_leased(
                     )
                     if maybe is not None:
                         await maybe
+    except GraphDrained as drained:
+        # The last event of a stopped run: `muster threads` tells "stopped by SIGINT" from
+        # a run still going (or killed) by it (`stopped_by`).
+        if services.trace is not None:
+            services.trace.emit(DRAINED_EVENT, reason=drained.reason)
+        raise
     finally:
         if services.trace is not None:
             services.trace.close()

@@ -1,0 +1,311 @@
+"""The commands of `muster`: run, resume, approve, clarify, threads, show (and COMMANDS).
+
+Each command validates its options once (`MusterOptions.from_args`) and cheap facts about
+the thread (it exists, it waits) before any server starts; then it opens the runtime, runs
+the thread with signal draining (`SignalDrain`), prints through `graph.app.render` and
+returns an `ExitCode` (`muster --help` lists them). Every command it suggests carries the
+options in force (`graph.app.hints`). `muster batch` lives in `graph.app.batch`, `muster
+eval` in `graph.app.eval`. This module loads LangGraph and the rest: `graph.app.cli` imports
+it only once a command runs, so `muster --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import inspect
+import json
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.errors import GraphDrained
+from langgraph.runtime import RunControl
+from langgraph.types import Command
+
+from checkpoints.store import checkpoint_store
+from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
+from graph.app.batch import cmd_batch
+from graph.app.eval import cmd_eval
+from graph.app.hints import Carried
+from graph.app.options import ExitCode, MusterOptions
+from graph.app.render import Progress, print_result, print_thread, print_threads
+from graph.app.runtime import MusterRuntime, open_runtime, open_store, stopped_by, stream_run
+from graph.app.scenarios import SCENARIOS
+from graph.app.signals import SignalDrain
+from graph.app.thread_filters import select_threads
+from graph.approvers import (
+    APPROVERS_ENV,
+    approvers_path,
+    digest_prefix_problem,
+    digest_problem,
+    load_approvers,
+)
+from graph.trace import THREAD_ID
+from workers.errors import MusterError
+
+
+def emit_result(
+    args: argparse.Namespace,
+    thread_id: str,
+    values: dict[str, Any],
+    waiting: bool,
+    interrupts: Sequence[Any] = (),
+) -> ExitCode:
+    """Print the answer (text or JSON) and return the exit code; a waiting thread ends with
+    what waits and the command that answers it (`interrupts`: its pending interrupts)."""
+    print_result(
+        thread_id,
+        values,
+        waiting=waiting,
+        as_json=args.json,
+        as_markdown=getattr(args, "markdown", False),
+        interrupts=interrupts,
+        carried=Carried.from_args(args),
+    )
+    return ExitCode.for_answer(values.get("answer"), waiting=waiting)
+
+
+def unknown_thread(args: argparse.Namespace, thread_id: str) -> MusterError:
+    """The error for a thread the store does not hold, naming the command that lists them."""
+    listing = Carried.from_args(args).command("threads", run=False)
+    return MusterError(f"unknown thread {thread_id}; `{listing}` lists them")
+
+
+def servers_line(runtime: MusterRuntime, started: float) -> str:
+    """Which servers are up (and which are down, why), once the hub has started them."""
+    health = runtime.services.hub.health()
+    up = [name for name, state in health.items() if state.up]
+    down = [f"{name} ({s.last_error or 'down'})" for name, s in health.items() if not s.up]
+    line = f"servers up in {time.monotonic() - started:.1f} s: {', '.join(up) or '(none)'}"
+    return line + (f"; DOWN: {'; '.join(down)}" if down else "")
+
+
+def _run_options(args: argparse.Namespace) -> MusterOptions:
+    """Validate --servers, --model, --planner and --scenario before anything starts (exit 2)."""
+    scenario_name = getattr(args, "scenario", None)
+    if scenario_name and scenario_name not in SCENARIOS:
+        raise MusterError(
+            f"unknown scenario {scenario_name!r}; known: {', '.join(sorted(SCENARIOS))}"
+        )
+    scripted = SCENARIOS[scenario_name].models() if scenario_name else None
+    return MusterOptions.from_args(args, models=scripted)
+
+
+async def _finish(
+    args: argparse.Namespace,
+    runtime: MusterRuntime,
+    thread_id: str,
+    payload: dict[str, Any] | Command | None,
+    progress: Progress,
+) -> int:
+    control = RunControl()
+    # Installed for the rest of the process: a signal after the run is a no-op drain.
+    drain = SignalDrain(progress.line, in_flight="work in flight")
+    drain.controls.add(control)
+    drain.install()
+    try:
+        values = await stream_run(runtime, thread_id, payload, on_update=progress, control=control)
+    except GraphDrained as drained:
+        print(
+            f"stopped cleanly ({drained.reason}); state is saved. "
+            f"Continue with: {Carried.from_args(args).command('resume', thread_id)}",
+            file=sys.stderr,
+        )
+        return ExitCode.DRAINED
+    snapshot = await runtime.graph.aget_state(thread_config(thread_id))
+    interrupts = [i.value for i in snapshot.interrupts]
+    return emit_result(args, thread_id, values, bool(interrupts), interrupts)
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    options = _run_options(args)
+    thread_id = args.thread or f"t-{uuid.uuid4().hex[:12]}"
+    if not THREAD_ID.match(thread_id):
+        raise MusterError(
+            f"--thread {thread_id!r}: use letters, digits, '.', '_' and '-' (at most 128)"
+        )
+    request = args.request or (SCENARIOS[args.scenario].request if args.scenario else None)
+    if not request:
+        raise MusterError('give the ticket text, e.g. muster run "Order #12345 ..."')
+    store = options.store
+    # The lease before the first read of the thread: two `run --thread X` start it once.
+    async with store.hold_thread(thread_id):
+        if args.thread and store.may_hold_threads():
+            async with open_store(store) as (graph, saver):  # before any server starts
+                if await thread_exists(saver, thread_id):
+                    status = status_of(await graph.aget_state(thread_config(thread_id)))
+                    resume = Carried.from_args(args).command("resume", thread_id)
+                    hint = (
+                        "start a new run without --thread"
+                        if status == "done"
+                        else f"continue it with `{resume}`"
+                    )
+                    raise MusterError(f"thread {thread_id} already exists ({status}); {hint}")
+        started = time.monotonic()
+        async with open_runtime(options) as runtime:
+            progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
+            progress.line(servers_line(runtime, started))
+            progress.line(f"thread: {thread_id}")
+            return await _finish(args, runtime, thread_id, {"request": request}, progress)
+
+
+async def cmd_resume(args: argparse.Namespace) -> int:
+    options = _run_options(args)
+    out = sys.stderr if args.json else sys.stdout
+    store = options.store
+    # The lease before the first read: a second `resume` fails here, it never redoes work.
+    async with store.hold_thread(args.thread, must_exist=True):
+        async with open_store(store) as (graph, saver):  # cheap checks before servers start
+            if not await thread_exists(saver, args.thread):
+                raise unknown_thread(args, args.thread)
+            snapshot = await graph.aget_state(thread_config(args.thread))
+            status = status_of(snapshot)
+            if status == "done":
+                print(f"thread {args.thread} is already done; nothing to resume", file=out)
+                return emit_result(args, args.thread, dict(snapshot.values), waiting=False)
+            if status == "interrupted":
+                print(f"thread {args.thread} waits for a human", file=out)
+                interrupts = [i.value for i in snapshot.interrupts]
+                return emit_result(args, args.thread, dict(snapshot.values), True, interrupts)
+        started = time.monotonic()
+        async with open_runtime(options, must_exist=True) as runtime:
+            progress = Progress(out, runtime.services.hub)
+            progress.line(servers_line(runtime, started))
+            progress.line(f"resuming thread {args.thread} ({status})")
+            return await _finish(args, runtime, args.thread, None, progress)
+
+
+async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> int:
+    """Resume a thread's pending `kind` interrupt with `value`: on a fleet's thread, by
+    queueing the resume for any worker (graph/app/fleet.py), else in this process."""
+    from graph.app.fleet import answer_on_fleet  # lazy: loads Procrastinate only here
+
+    if (queued := await answer_on_fleet(args, kind, value)) is not None:
+        return queued
+    options = _run_options(args)
+    # The lease before reading the pending interrupt: of two decisions on one thread, the
+    # second fails here with a one-line error (ThreadBusyError) and runs nothing.
+    store = options.store
+    async with store.hold_thread(args.thread, must_exist=True):
+        async with open_store(store) as (graph, saver):  # cheap checks before servers start
+            if not await thread_exists(saver, args.thread):
+                raise unknown_thread(args, args.thread)
+            if not (await graph.aget_state(thread_config(args.thread))).interrupts:
+                raise MusterError(f"thread {args.thread} has no pending {kind}")
+        show = Carried.from_args(args).command("show", args.thread, run=False)
+        started = time.monotonic()
+        async with open_runtime(options, must_exist=True) as runtime:
+            snapshot = await runtime.graph.aget_state(thread_config(args.thread))
+            pending = [
+                i
+                for i in snapshot.interrupts
+                if isinstance(i.value, dict) and i.value.get("kind") == kind
+            ]
+            if not pending:
+                raise MusterError(
+                    f"thread {args.thread} has no pending {kind} ({status_of(snapshot)}); "
+                    f"`{show}` shows it"
+                )
+            target = pending[0]
+            resume = value(target.value) if callable(value) else value
+            if inspect.isawaitable(resume):
+                resume = await resume
+            progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
+            progress.line(servers_line(runtime, started))
+            progress.line(f"{kind} for thread {args.thread}: {json.dumps(resume, default=str)}")
+            return await _finish(
+                args, runtime, args.thread, Command(resume={target.id: resume}), progress
+            )
+
+
+async def cmd_approve(args: argparse.Namespace) -> int:
+    # The same checks the graph's `approve` node makes (graph/approvers.py), made here first
+    # so a decision that would not hold fails with one line before any server starts, and
+    # the approval stays pending. The graph checks again: the CLI is not trusted alone.
+    approvers = load_approvers()
+    by = args.by or getpass.getuser()
+    if unknown := approvers.unknown_approver(by):
+        raise MusterError(
+            f"--by {unknown}; name one with --by, or add it to {approvers_path()} "
+            f"(${APPROVERS_ENV} names another file)"
+        )
+    show = Carried.from_args(args).command("show", args.thread, run=False)
+    if args.digest is not None and (problem := digest_prefix_problem(args.digest)):
+        raise MusterError(f"--digest: {problem} (`{show}` shows it)")
+
+    async def decision(pending: dict[str, Any]) -> dict[str, Any]:
+        # The approval carries the digest the human was shown; it is checked against the
+        # action again in the graph, so it cannot approve anything else. --digest lets the
+        # human bind the decision to what they read in `muster show`.
+        digest = pending["digest"]
+        if args.digest is not None and (problem := digest_problem(args.digest, digest)):
+            raise MusterError(f"{problem}; run `{show}` again")
+        if not args.reject and (
+            problem := approvers.role_problem(by, pending["tool"], pending["args"])
+        ):
+            raise MusterError(f"{problem}; the approval stays pending")
+        wanted = "rejected" if args.reject else "approved"
+        async with await checkpoint_store(args.db).open_audit() as audit:
+            standing = await audit.decision(args.thread, digest)
+        if standing is not None:
+            stood = json.loads(standing.result).get("decision")
+            if (stood, standing.actor) != (wanted, by):
+                raise MusterError(
+                    f"this action was already {stood} by {standing.actor} ({standing.role}); "
+                    "the first decision stands"
+                )
+        return {
+            "approved": not args.reject,
+            "digest": digest,
+            "by": by,
+            "note": args.note or "",
+        }
+
+    return await _answer_interrupt(args, "approval", decision)
+
+
+async def cmd_clarify(args: argparse.Namespace) -> int:
+    return await _answer_interrupt(args, "clarification", args.answer)
+
+
+async def cmd_threads(args: argparse.Namespace) -> int:
+    async with open_store(args.db) as (graph, saver):
+        infos = await describe_threads(graph, saver)
+    stopped = {
+        i.thread_id: s for i in infos if i.status == "in progress" if (s := stopped_by(i.thread_id))
+    }
+    print_threads(
+        select_threads(infos, status=args.status, since=args.since),
+        as_json=args.json,
+        filtered=bool(args.status or args.since),
+        stopped=stopped,
+    )
+    return ExitCode.OK
+
+
+async def cmd_show(args: argparse.Namespace) -> int:
+    async with open_store(args.db) as (graph, saver):
+        if not await thread_exists(saver, args.thread):
+            raise unknown_thread(args, args.thread)
+        config = thread_config(args.thread)
+        history = [s async for s in graph.aget_state_history(config)]
+        snapshot = await graph.aget_state(config)
+        async with await checkpoint_store(args.db).open_audit() as audit:
+            audit_rows = await audit.rows(args.thread)
+    print_thread(args.thread, snapshot, history, audit_rows, Carried.from_args(args))
+    return ExitCode.OK
+
+
+COMMANDS = {
+    "run": cmd_run,
+    "resume": cmd_resume,
+    "approve": cmd_approve,
+    "clarify": cmd_clarify,
+    "threads": cmd_threads,
+    "show": cmd_show,
+    "batch": cmd_batch,
+    "eval": cmd_eval,
+}

@@ -1,0 +1,211 @@
+"""Every flag of `muster`, and the exit codes: the parser, cheap to build.
+
+`muster --help` must answer at once, so this module imports nothing but the standard
+library: the commands themselves (`graph.app.commands`, `graph.app.batch`, `graph.app.eval`)
+load LangGraph, the models and the hub only when a command runs. `options` validates what
+these flags say (`MusterOptions.from_args`); `hints` prints the commands that carry them on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from enum import IntEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workers.contracts import Answer
+
+DEFAULT_MODEL = "offline"
+"""The model every entry point uses unless `--model` or `MUSTER_MODEL` names another."""
+DEFAULT_PLANNER = "rules"
+"""The planner unless `--planner` names another."""
+SCENARIO_NAMES = ("sick-day",)
+"""The bundled scenarios (graph/app/scenarios.py; a test keeps the two in step)."""
+BATCH_CONCURRENCY = 16
+"""Tickets a batch runs at once unless `--concurrency` says otherwise."""
+EVAL_CONCURRENCY = 8
+"""Tickets an eval runs at once unless `--concurrency` says otherwise."""
+
+
+class ExitCode(IntEnum):
+    """What a `muster` command returns; `--help` prints this table (see also README.md)."""
+
+    meaning: str
+    """One line for the help text."""
+
+    def __new__(cls, value: int, meaning: str) -> ExitCode:
+        member = int.__new__(cls, value)
+        member._value_ = value
+        member.meaning = meaning
+        return member
+
+    OK = 0, "the answer is complete (or there was nothing to do)"
+    INTERNAL = 1, "an unexpected internal error"
+    BAD_INPUT = (
+        2,
+        "bad input: unknown thread, unreadable database, malformed servers file, unknown model",
+    )
+    DEGRADED = 3, "the answer is partial or degraded, or a person must pick the ticket up"
+    FAILED = 4, "the answer failed"
+    WAITING = 5, "the thread waits for a human (an approval or a clarification)"
+    DRAINED = (
+        6,
+        "stopped cleanly by SIGINT/SIGTERM: state is checkpointed, "
+        "`muster resume THREAD` continues",
+    )
+    INTERRUPTED = 130, "interrupted (Ctrl-C) before a run could drain"
+
+    @classmethod
+    def for_answer(cls, answer: Answer | None, *, waiting: bool) -> ExitCode:
+        """The code for a thread's outcome: waiting, failed, degraded or complete."""
+        if waiting:
+            return cls.WAITING
+        if answer is None or answer.status == "failed":
+            return cls.FAILED
+        return cls.DEGRADED if answer.degraded or answer.needs_human else cls.OK
+
+    @classmethod
+    def help_table(cls) -> str:
+        """The table as `--help` shows it."""
+        return "Exit codes:\n" + "".join(f"  {code.value}  {code.meaning}\n" for code in cls)
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type for `--deadline`: a finite number of seconds above 0 (not nan, inf, 0)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of seconds above 0, not {text!r}"
+        )
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type for limits: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def add_store_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
+    """`--db`, for every command that reads or writes threads. `muster` takes it before the
+    command too (`muster --db URL run ...`); `top_level` declares that one, whose value the
+    command's own `--db` (declared without a default) overrides."""
+    parser.add_argument(
+        "--db",
+        default=None if top_level else argparse.SUPPRESS,
+        help="checkpoint database: a SQLite file or a postgresql:// URL "
+        "(default: $MUSTER_DB, else checkpoints/muster.sqlite)",
+    )
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The flags of every command that runs the graph: run, resume, approve, clarify, batch."""
+    parser.add_argument(
+        "--servers",
+        help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
+    )
+    parser.add_argument(
+        "--model",
+        help="offline, offline:<ms> or provider:model (default: $MUSTER_MODEL, else offline)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the answer and reports as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print the answer as Markdown")
+    parser.add_argument(
+        "--max-steps", type=positive_int, help="total worker steps for the run (default 60)"
+    )
+    parser.add_argument(
+        "--max-tokens", type=positive_int, help="total tokens for the run (default 200000)"
+    )
+    parser.add_argument(
+        "--deadline",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="wall-clock limit counted from now, server start included; kept with the thread, "
+        "so a resume keeps it unless given its own --deadline",
+    )
+    parser.add_argument(
+        "--planner",
+        choices=["rules", "llm"],
+        default=DEFAULT_PLANNER,
+        help="rules: the deterministic ticket planner; llm: --model plans (structured output)",
+    )
+
+
+def add_batch_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    parents: list[argparse.ArgumentParser],
+) -> None:
+    """Register `muster batch` (the parents give --db, --servers, --model and --json)."""
+    batch = subparsers.add_parser(
+        "batch",
+        parents=parents,
+        help="run a JSONL file of tickets, one thread per ticket",
+        description='Run every ticket of a JSONL file ({"id": ..., "request": ...} per line) '
+        "on its own thread, sharing one set of MCP server sessions. Exit 0 if every ticket is "
+        "complete, 3 if any is partial, degraded or needs a human, 4 if any failed, 6 if "
+        "stopped by a signal (continue with --resume).",
+    )
+    batch.add_argument("tickets", help="the tickets file (JSONL)")
+    batch.add_argument(
+        "--concurrency",
+        default=BATCH_CONCURRENCY,
+        metavar="N",
+        help=f"tickets running at once (default: {BATCH_CONCURRENCY})",
+    )
+    batch.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish a batch that stopped: skip finished or waiting tickets, resume the rest",
+    )
+    batch.add_argument(
+        "--out",
+        metavar="PATH",
+        help="answers file, one JSON line per ticket (default: <stem>.answers.jsonl next to "
+        "the checkpoint store: checkpoints/ for the default store, var/ for PostgreSQL)",
+    )
+
+
+def add_eval_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `muster eval` (it takes no --db: every eval runs on a temporary store)."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="score Muster on a labelled ticket set (per field, with a table of misses)",
+        description="Run every labelled ticket of DATASET (JSONL; evals/LABELS.md has the "
+        "format) on a temporary store and orders database, and print per field how often "
+        "Muster got it right, against the targets. Exit 0 when the eval finished; with "
+        "--check, 1 if a target is missed; 2 for a bad dataset or option.",
+    )
+    parser.add_argument("dataset", help="the labelled tickets (JSONL), e.g. evals/tickets.jsonl")
+    parser.add_argument(
+        "--model",
+        help="offline, offline:<ms> or provider:model (default: $MUSTER_MODEL, else offline)",
+    )
+    parser.add_argument(
+        "--planner",
+        choices=["rules", "llm"],
+        default=DEFAULT_PLANNER,
+        help="rules: the deterministic ticket planner; llm: --model plans (structured output)",
+    )
+    parser.add_argument(
+        "--servers",
+        help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=EVAL_CONCURRENCY,
+        metavar="N",
+        help=f"tickets running at once (default: {EVAL_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", help="also write the scores and every ticket's result here"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if any target is missed (for CI)"
+    )

@@ -1,0 +1,267 @@
+"""The fleet's queue: a Procrastinate app in the store's PostgreSQL database.
+
+Jobs live in the same database as the checkpoints, in Procrastinate's own tables
+(`procrastinate_jobs`, `procrastinate_workers`, ...), plus one small table of Muster's,
+`muster_fleet_workers`, that says which host and pid each Procrastinate worker id is.
+`ensure_fleet_schema` applies Procrastinate's schema on first use, under the advisory lock
+Muster takes to create its own tables (`checkpoints.postgres.schema_lock`), and only when
+`procrastinate_jobs` is not there yet: Procrastinate's `schema.sql` is not idempotent. A
+database set up by another Procrastinate version is used as it is (migrate it with
+`procrastinate schema --migrate`).
+
+Two tasks, both on queue `muster`, both with the thread id as their Procrastinate `lock`
+(no two jobs of one thread run at once, and they run in the order they were queued):
+
+- `muster:run_ticket(thread_id, request)`: start the thread, or resume it where it stopped;
+  queueing lock `run:<thread>` (a ticket is queued at most once).
+- `muster:resume_thread(thread_id, resume)`: continue it, answering the pending interrupt
+  `resume` = `{interrupt_id: value}` (an approval, a clarification) if one is given;
+  queueing lock `resume:<thread>` (one decision waits at a time).
+
+The queue decides who runs; the checkpoints stay the only record of what has run: a job
+reads the thread's state and does what it still needs (graph/app/fleet_worker.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from procrastinate import App, PsycopgConnector
+from procrastinate.exceptions import AlreadyEnqueued
+from procrastinate.retry import BaseRetryStrategy
+from psycopg.rows import dict_row
+
+from checkpoints.postgres import CheckpointStoreError, connect, one_line, redacted, schema_lock
+
+QUEUE = "muster"
+"""The Procrastinate queue Muster's jobs go on."""
+RUN_TICKET = "muster:run_ticket"
+"""Start (or continue) a ticket's thread."""
+RESUME_THREAD = "muster:resume_thread"
+"""Continue a thread, with a human's decision for its pending interrupt if there is one."""
+
+_WORKERS_TABLE = """
+CREATE TABLE IF NOT EXISTS muster_fleet_workers (
+    worker_id bigint PRIMARY KEY,
+    name text NOT NULL,
+    host text NOT NULL,
+    pid integer NOT NULL,
+    started_at timestamptz NOT NULL DEFAULT now()
+)"""
+
+Task = Callable[..., Awaitable[Any]]
+"""A task body: `(context, **kwargs)`."""
+
+
+async def _schema_present(conn: psycopg.AsyncConnection[Any]) -> bool:
+    cursor = await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL AS ok")
+    row = await cursor.fetchone()
+    return bool(row and row["ok"])
+
+
+async def fleet_schema_present(url: str) -> bool:
+    """True if the database at `url` has the fleet's tables (a fleet has been used on it)."""
+    conn = await connect(url)
+    try:
+        return await _schema_present(conn)
+    finally:
+        await conn.close()
+
+
+async def ensure_fleet_schema(app: App, url: str) -> None:
+    """Apply Procrastinate's schema and Muster's worker table if they are not there yet:
+    once per database, under Muster's schema lock, so two workers starting together on a
+    fresh database set it up once."""
+    conn = await connect(url)
+    try:
+        if await _schema_present(conn):
+            await conn.execute(_WORKERS_TABLE)
+            return
+        async with schema_lock(conn):
+            if not await _schema_present(conn):
+                await app.schema_manager.apply_schema_async()
+            await conn.execute(_WORKERS_TABLE)
+    except psycopg.Error as error:
+        raise CheckpointStoreError(
+            f"cannot set up the fleet's queue in {redacted(url)}: {one_line(error)}"
+        ) from None
+    finally:
+        await conn.close()
+
+
+def build_app(
+    url: str,
+    *,
+    pool_size: int = 4,
+    tasks: dict[str, Task] | None = None,
+    retry: BaseRetryStrategy | None = None,
+) -> App:
+    """A Procrastinate app on `url` knowing Muster's tasks by name. A worker passes the task
+    bodies (`tasks`) and their `retry` strategy; a process that only queues or reads jobs
+    passes none (the task names are enough to defer)."""
+    app = App(
+        connector=PsycopgConnector(
+            conninfo=url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"application_name": "muster-fleet"},
+        )
+    )
+    for name, body in (tasks or {}).items():
+        app.task(name=name, queue=QUEUE, pass_context=True, retry=retry or False)(body)
+    return app
+
+
+@asynccontextmanager
+async def open_fleet(url: str, **kwargs: Any) -> AsyncIterator[App]:
+    """`build_app(url, **kwargs)`, opened, with the fleet's schema in place."""
+    app = build_app(url, **kwargs)
+    try:
+        async with app.open_async():
+            await ensure_fleet_schema(app, url)
+            yield app
+    except psycopg.OperationalError as error:
+        raise CheckpointStoreError(
+            f"cannot open the fleet's queue in {redacted(url)}: {one_line(error)}"
+        ) from None
+
+
+class AlreadyQueued(Exception):
+    """A job for this thread is waiting in the queue already (its queueing lock is taken)."""
+
+
+async def enqueue_ticket(app: App, thread_id: str, request: str) -> int:
+    """Queue `run_ticket` for a new thread; returns the job id (`AlreadyQueued` if queued)."""
+    try:
+        return await app.configure_task(
+            RUN_TICKET, queue=QUEUE, lock=thread_id, queueing_lock=f"run:{thread_id}"
+        ).defer_async(thread_id=thread_id, request=request)
+    except AlreadyEnqueued:
+        raise AlreadyQueued(thread_id) from None
+
+
+async def enqueue_resume(app: App, thread_id: str, resume: dict[str, Any] | None = None) -> int:
+    """Queue `resume_thread` (with `resume` = `{interrupt_id: value}` to answer one)."""
+    try:
+        return await app.configure_task(
+            RESUME_THREAD, queue=QUEUE, lock=thread_id, queueing_lock=f"resume:{thread_id}"
+        ).defer_async(thread_id=thread_id, resume=resume)
+    except AlreadyEnqueued:
+        raise AlreadyQueued(thread_id) from None
+
+
+async def register_worker(url: str, worker_id: int, *, name: str, host: str, pid: int) -> None:
+    """Say which host and pid Procrastinate's worker `worker_id` is (for `muster fleet`)."""
+    conn = await connect(url)
+    try:
+        await conn.execute(
+            "INSERT INTO muster_fleet_workers (worker_id, name, host, pid) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT (worker_id) DO UPDATE "
+            "SET name = EXCLUDED.name, host = EXCLUDED.host, pid = EXCLUDED.pid",
+            (worker_id, name, host, pid),
+        )
+    finally:
+        await conn.close()
+
+
+@dataclass(frozen=True)
+class FleetJob:
+    """The job that speaks for a thread: its unfinished one, else its latest."""
+
+    thread_id: str
+    job_id: int
+    task: str
+    status: str
+    """Procrastinate's status: todo, doing, succeeded, failed, cancelled, aborted."""
+    attempts: int
+    worker: str | None
+    """`name (host pid)` of the worker running it, for a job in `doing`."""
+    silent_s: float | None
+    """Seconds since that worker's last heartbeat (None: the worker is gone)."""
+
+
+@dataclass(frozen=True)
+class FleetWorker:
+    """A registered worker: `name (host pid)` and seconds since its last heartbeat."""
+
+    worker_id: int
+    label: str
+    silent_s: float
+
+
+_JOBS_SQL = """
+SELECT DISTINCT ON (j.lock) j.lock AS thread_id, j.id, j.task_name, j.status::text AS status,
+       j.attempts, j.worker_id,
+       w.name, w.host, w.pid,
+       EXTRACT(EPOCH FROM now() - pw.last_heartbeat) AS silent_s
+  FROM procrastinate_jobs j
+  LEFT JOIN procrastinate_workers pw ON pw.id = j.worker_id
+  LEFT JOIN muster_fleet_workers w ON w.worker_id = j.worker_id
+ WHERE j.queue_name = %s AND j.lock IS NOT NULL
+ ORDER BY j.lock, (j.status IN ('todo', 'doing')) DESC, j.id DESC
+"""
+
+_WORKERS_SQL = """
+SELECT pw.id, w.name, w.host, w.pid, EXTRACT(EPOCH FROM now() - pw.last_heartbeat) AS silent_s
+  FROM procrastinate_workers pw LEFT JOIN muster_fleet_workers w ON w.worker_id = pw.id
+ ORDER BY pw.id
+"""
+
+
+def _label(name: Any, host: Any, pid: Any, worker_id: Any) -> str:
+    if name is None:
+        return f"worker {worker_id}"
+    return f"{name} ({host} pid {pid})"
+
+
+async def read_fleet(url: str) -> tuple[list[FleetWorker], dict[str, FleetJob]]:
+    """The registered workers, and each thread's job (see `FleetJob`)."""
+    conn = await psycopg.AsyncConnection.connect(url, autocommit=True, row_factory=dict_row)
+    try:
+        workers = [
+            FleetWorker(
+                worker_id=int(row["id"]),
+                label=_label(row["name"], row["host"], row["pid"], row["id"]),
+                silent_s=float(row["silent_s"] or 0.0),
+            )
+            for row in await (await conn.execute(_WORKERS_SQL)).fetchall()
+        ]
+        jobs = {}
+        for row in await (await conn.execute(_JOBS_SQL, (QUEUE,))).fetchall():
+            running = row["status"] == "doing" and row["worker_id"] is not None
+            jobs[str(row["thread_id"])] = FleetJob(
+                thread_id=str(row["thread_id"]),
+                job_id=int(row["id"]),
+                task=str(row["task_name"]),
+                status=str(row["status"]),
+                attempts=int(row["attempts"]),
+                worker=_label(row["name"], row["host"], row["pid"], row["worker_id"])
+                if running
+                else None,
+                silent_s=float(row["silent_s"]) if row["silent_s"] is not None else None,
+            )
+        return workers, jobs
+    finally:
+        await conn.close()
+
+
+async def thread_on_fleet(url: str, thread_id: str) -> bool:
+    """True if the fleet has ever had a job for `thread_id` (it was submitted, or resumed
+    through the queue): such a thread's decisions go through the queue too."""
+    conn = await connect(url)
+    try:
+        if not await _schema_present(conn):
+            return False
+        cursor = await conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM procrastinate_jobs WHERE queue_name = %s "
+            "AND lock = %s) AS found",
+            (QUEUE, thread_id),
+        )
+        row = await cursor.fetchone()
+        return bool(row and row["found"])
+    finally:
+        await conn.close()
