@@ -180,8 +180,24 @@ DEFAULT_TEST_PG = "postgresql://postgres@127.0.0.1:5432/postgres"
 user may create databases)."""
 
 
+@pytest.fixture
+def postgres_url(postgres_database: str) -> str:
+    """The session's PostgreSQL database (`postgres_database`), with no action claims left
+    by an earlier test: each test has its own orders database, but the claims (one refund of
+    an order waits at a time, graph/approval.py) live in this shared one, so a refund of
+    order 12345 still pending in an earlier test's thread would hold this test's."""
+    import psycopg
+
+    with psycopg.connect(postgres_database, autocommit=True, connect_timeout=10) as conn:
+        conn.execute(
+            "DO $$ BEGIN IF to_regclass('muster_action_claim') IS NOT NULL"
+            " THEN DELETE FROM muster_action_claim; END IF; END $$"
+        )
+    return postgres_database
+
+
 @pytest.fixture(scope="session")
-def postgres_url() -> Any:  # yields the URL (a str)
+def postgres_database() -> Any:  # yields the URL (a str)
     """The URL of a PostgreSQL database created for this test session (one per xdist worker,
     random name) and dropped afterwards. Unreachable server: the tests fail when
     `MUSTER_REQUIRE_PG` or `CI` is set (.ci/run sets it), else they skip with one line."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
-from langgraph.types import Command
+from langgraph.types import Command, Interrupt, StateSnapshot
 
 from checkpoints.store import checkpoint_store
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
@@ -199,26 +199,32 @@ async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> 
         started = time.monotonic()
         async with open_runtime(options, must_exist=True) as runtime:
             snapshot = await runtime.graph.aget_state(thread_config(args.thread))
-            pending = [
-                i
-                for i in snapshot.interrupts
-                if isinstance(i.value, dict) and i.value.get("kind") == kind
-            ]
-            if not pending:
-                raise MusterError(
-                    f"thread {args.thread} has no pending {kind} ({status_of(snapshot)}); "
-                    f"`{show}` shows it"
-                )
-            target = pending[0]
-            resume = value(target.value) if callable(value) else value
-            if inspect.isawaitable(resume):
-                resume = await resume
+            target, resume = await pending_answer(
+                snapshot, kind, value, thread=args.thread, where=f"`{show}` shows it"
+            )
             progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
             progress.line(servers_line(runtime, started))
             progress.line(f"{kind} for thread {args.thread}: {json.dumps(resume, default=str)}")
             return await _finish(
                 args, runtime, args.thread, Command(resume={target.id: resume}), progress
             )
+
+
+async def pending_answer(
+    snapshot: StateSnapshot, kind: str, value: Any, *, thread: str, where: str
+) -> tuple[Interrupt, Any]:
+    """The thread's first pending `kind` interrupt and the resume value for it: `value`, or
+    what `value(interrupt value)` returns (the approval checks). `where` ends the error for a
+    thread with nothing pending, saying where to look."""
+    pending = [
+        i for i in snapshot.interrupts if isinstance(i.value, dict) and i.value.get("kind") == kind
+    ]
+    if not pending:
+        raise MusterError(f"thread {thread} has no pending {kind} ({status_of(snapshot)}); {where}")
+    resume = value(pending[0].value) if callable(value) else value
+    if inspect.isawaitable(resume):
+        resume = await resume
+    return pending[0], resume
 
 
 async def cmd_approve(args: argparse.Namespace) -> int:

@@ -17,7 +17,6 @@ which worker), waiting for a human, done.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
 import uuid
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from checkpoints.store import checkpoint_store, is_postgres_url, store_location
-from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
+from checkpoints.threads import describe_threads, thread_config, thread_exists
 from graph.app.batch_tickets import batch_thread_id, load_tickets
 from graph.app.fleet_flags import FLEET_COMMANDS, add_fleet_commands
 from graph.app.fleet_queue import (
@@ -229,20 +228,11 @@ async def answer_on_fleet(args: argparse.Namespace, kind: str, value: Decision) 
             if not await thread_exists(saver, args.thread):
                 raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
             snapshot = await graph.aget_state(thread_config(args.thread))
-        pending = [
-            i
-            for i in snapshot.interrupts
-            if isinstance(i.value, dict) and i.value.get("kind") == kind
-        ]
-        if not pending:
-            raise MusterError(
-                f"thread {args.thread} has no pending {kind} ({status_of(snapshot)}); "
-                f"`muster fleet` shows where it stands"
-            )
-        target = pending[0]
-        resume = value(target.value) if callable(value) else value
-        if inspect.isawaitable(resume):
-            resume = await resume
+        from graph.app.commands import pending_answer  # the checks `approve` makes in-process
+
+        target, resume = await pending_answer(
+            snapshot, kind, value, thread=args.thread, where="`muster fleet` shows where it stands"
+        )
         async with open_fleet(url) as app:
             try:
                 job_id = await enqueue_resume(app, args.thread, {target.id: resume})
