@@ -19,6 +19,8 @@ from typing import Any
 
 import aiosqlite
 
+from checkpoints.inline_sqlite import connect_inline
+
 SCHEMA = """CREATE TABLE IF NOT EXISTS muster_audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL, thread_id TEXT NOT NULL, event TEXT NOT NULL,
@@ -79,7 +81,9 @@ class AuditLog:
     @classmethod
     async def open(cls, path: str | Path) -> AuditLog:
         """Open (and create) the audit table in `path`."""
-        conn = await aiosqlite.connect(str(path), timeout=30)  # wait for writers, do not fail
+        # Inline like the checkpointer (checkpoints/inline_sqlite.py); 30 s: wait for other
+        # processes' writers, do not fail.
+        conn = await connect_inline(path, timeout=30)
         await conn.execute(SCHEMA)
         async with conn.execute("PRAGMA table_info(muster_audit)") as cursor:
             columns = {row[1] async for row in cursor}

@@ -108,8 +108,7 @@ def _takeable(holder: LeaseHolder, now: float) -> bool:
 
 
 class SqliteThreadLeases:
-    """`ThreadLeases` in the SQLite checkpoint file, on a short-lived connection per call, run
-    in a worker thread (never on the event loop)."""
+    """`ThreadLeases` in the SQLite checkpoint file, on a short-lived connection per call."""
 
     def __init__(self, db: str | Path | None = None, *, must_exist: bool = False) -> None:
         self.db = resolve_db_path(db)
@@ -177,14 +176,16 @@ class SqliteThreadLeases:
         finally:
             conn.close()
 
+    # Inline on the event loop, like the checkpointer (checkpoints/inline_sqlite.py): each
+    # call is one short transaction, cheaper than the hop to a worker thread and back.
     async def acquire(self, thread_id: str, *, ttl_s: float = LEASE_TTL_S) -> None:
-        await asyncio.to_thread(self._acquire, thread_id, ttl_s)
+        self._acquire(thread_id, ttl_s)
 
     async def renew(self, thread_id: str, *, ttl_s: float = LEASE_TTL_S) -> bool:
-        return await asyncio.to_thread(self._renew, thread_id, ttl_s)
+        return self._renew(thread_id, ttl_s)
 
     async def release(self, thread_id: str) -> None:
-        await asyncio.to_thread(self._release, thread_id)
+        self._release(thread_id)
 
 
 def lease_holder(db: str | Path, thread_id: str) -> LeaseHolder | None:

@@ -14,13 +14,13 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
-import aiosqlite
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from checkpoints.announce import AnnouncesSavedWrites
 from checkpoints.compression import compressed
+from checkpoints.inline_sqlite import connect_inline
 from workers.errors import ConfigError
 
 DEFAULT_DB = Path(__file__).resolve().parent / "muster.sqlite"
@@ -142,9 +142,9 @@ async def open_checkpointer(
         try:
             # BUSY_TIMEOUT_S, not sqlite's 5 s: other processes write this file too (other
             # threads' runs, leases, the audit log); a busy store slows a step, never fails it.
-            conn = await stack.enter_async_context(
-                aiosqlite.connect(str(db), timeout=BUSY_TIMEOUT_S)
-            )
+            # Inline, not on aiosqlite's worker thread: the hand-offs cost more CPU than the
+            # statements (checkpoints/inline_sqlite.py).
+            conn = await stack.enter_async_context(connect_inline(db, timeout=BUSY_TIMEOUT_S))
             saver = MusterSqliteSaver(conn, serde=strict_serializer(allowed_types))
             await saver.setup()  # also switches the file to WAL
             # In WAL mode, NORMAL skips the fsync on every commit (one per task write) but

@@ -25,7 +25,7 @@ from graph.app.batch_outcomes import TicketResult, read_result, result_from_snap
 from graph.app.batch_report import BatchProgress, append_jsonl
 from graph.app.batch_tickets import Ticket, batch_name, batch_thread_id
 from graph.app.hints import NOTHING, Carried
-from graph.app.runtime import Graph, MusterRuntime, open_store, stream_run
+from graph.app.runtime import Graph, MusterRuntime, open_store, stream_run_snapshot
 from workers.errors import ConfigError
 
 MAX_LANES = 16
@@ -149,13 +149,14 @@ async def run_batch(
             control = RunControl()
             live.add(control)
             error: str | None = None
+            snapshot: StateSnapshot | None = None  # the thread as its run left it
             graph = await lanes.get()
             try:
                 # The thread's lease, then a fresh look at it: another process may have run
                 # it since `plan_batch` read it, and its work must not run twice.
                 async with runtime.store.hold_thread(thread_id):
                     if await still_needs(graph, thread_id, resume=resume):
-                        await stream_run(
+                        snapshot = await stream_run_snapshot(
                             runtime,
                             thread_id,
                             None if resume else {"request": ticket.request},
@@ -172,7 +173,10 @@ async def run_batch(
                 live.discard(control)
                 lanes.put_nowait(graph)
             try:
-                result = await read_result(runtime.graph, path, ticket, error)
+                if snapshot is not None:
+                    result = result_from_snapshot(ticket, thread_id, snapshot, error)
+                else:
+                    result = await read_result(runtime.graph, path, ticket, error)
             except Exception as exc:  # the store failed us: say so for this ticket, go on
                 reason = f"reading the thread back failed: {type(exc).__name__}: {exc}"
                 result = result_from_snapshot(ticket, thread_id, None, error or reason)

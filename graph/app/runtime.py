@@ -24,7 +24,7 @@ from typing import Any
 from langgraph.errors import GraphDrained
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from checkpoints.store import CheckpointStore, Saver, checkpoint_store
 from checkpoints.threads import thread_config
@@ -243,6 +243,31 @@ async def stream_run(
     The thread's lease (checkpoints/lease.py) is held for the whole run, so no other process
     advances it meanwhile (`ThreadBusyError`); a caller that reads the state first (what an
     approval answers) takes it before that read, with `store.hold_thread`, and this nests."""
+    snapshot = await stream_run_snapshot(
+        runtime,
+        thread_id,
+        payload,
+        on_update=on_update,
+        services=services,
+        control=control,
+        graph=graph,
+    )
+    return dict(snapshot.values)
+
+
+async def stream_run_snapshot(
+    runtime: MusterRuntime,
+    thread_id: str,
+    payload: dict[str, Any] | Command | None,
+    *,
+    on_update: UpdateListener | None = None,
+    services: Services | None = None,
+    control: RunControl | None = None,
+    graph: Graph | None = None,
+) -> StateSnapshot:
+    """`stream_run`, returning the thread's whole snapshot afterwards (what is next, its
+    interrupts and tasks), for a caller that needs more than the values: reading it again
+    would replay the thread's incremental channels a second time."""
     async with runtime.store.hold_thread(thread_id):
         return await _stream_leased(
             runtime,
@@ -264,7 +289,7 @@ async def _stream_leased(
     services: Services,
     control: RunControl | None,
     graph: Graph | None,
-) -> dict[str, Any]:
+) -> StateSnapshot:
     config = thread_config(thread_id)
     try:
         async for chunk in (graph or runtime.graph).astream(
@@ -293,5 +318,4 @@ async def _stream_leased(
     finally:
         if services.trace is not None:
             services.trace.close()
-    snapshot = await (graph or runtime.graph).aget_state(config)
-    return dict(snapshot.values)
+    return await (graph or runtime.graph).aget_state(config)
