@@ -26,6 +26,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 pytest: $(STAMP) ## the whole suite, spread over the cores (plain `pytest` runs it serially)
+	sh scripts/ensure_chromium.sh  # the timeline's browser test; installs only if missing
 	$(VENV)/bin/pytest -n auto
 
 check: lint typecheck ## ruff and mypy

@@ -19,8 +19,6 @@ from typing import Any
 
 import aiosqlite
 
-from checkpoints.inline_sqlite import connect_inline
-
 SCHEMA = """CREATE TABLE IF NOT EXISTS muster_audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL, thread_id TEXT NOT NULL, event TEXT NOT NULL,
@@ -81,9 +79,10 @@ class AuditLog:
     @classmethod
     async def open(cls, path: str | Path) -> AuditLog:
         """Open (and create) the audit table in `path`."""
-        # Inline like the checkpointer (checkpoints/inline_sqlite.py); 30 s: wait for other
-        # processes' writers, do not fail.
-        conn = await connect_inline(path, timeout=30)
+        # aiosqlite's worker thread, not inline like the checkpointer: a few rows per ticket at
+        # most, and Studio's server (`langgraph dev`) refuses blocking calls on its event loop.
+        # 30 s: wait for other processes' writers, do not fail.
+        conn = await aiosqlite.connect(str(path), timeout=30)
         await conn.execute(SCHEMA)
         async with conn.execute("PRAGMA table_info(muster_audit)") as cursor:
             columns = {row[1] async for row in cursor}

@@ -359,6 +359,19 @@ async def refund_state_changed(
     )
 
 
+async def _keeps_requester(services: Services, tool: str) -> bool:
+    """True when the write tool takes a `requested_by` argument (the orders server's refund,
+    the deploys server's rollback): the thread that asked is recorded beside the action."""
+    if tool == REFUND_TOOL:
+        return True
+    await services.hub.ensure_servers([tool])  # a server started on demand has no tools yet
+    for spec in services.hub.action_specs():
+        if spec.name == tool:
+            properties = (spec.input_schema or {}).get("properties") or {}
+            return "requested_by" in properties
+    return False
+
+
 async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
     """Execute every approved, not yet executed action, with its idempotency key, after
     re-reading the state it changes (a refund is refused when the refunds moved)."""
@@ -395,8 +408,10 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
                 digest=record.digest,
                 result={"tool": record.tool, "args": args},
             )
-        # The thread that asks goes to the ledger beside the approved arguments, not in them.
-        extra = {"requested_by": thread} if record.tool == REFUND_TOOL else {}
+        # The thread that asks goes to the ledger beside the approved arguments, not in them,
+        # for every write tool that keeps one (it declares a `requested_by` parameter).
+        keeps = await _keeps_requester(services, record.tool)
+        extra = {"requested_by": thread} if keeps else {}
         result = await services.hub.call_action(
             record.tool, {**args, "approval": token, **extra}
         )

@@ -8,6 +8,7 @@ that evidence, cites it like its own, and does not fetch it again.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,10 +56,12 @@ async def resolve_shared_facts(
         spec = roster.get(packet.recipient)
         return spec is not None and ORDER_RECORD in spec.needs
 
+    declared = await _declared_facts(packets, hub=hub, roster=roster)
+    packets = declared.packets
     needy = [p for p in packets if needs_record(p)]
     order_ids = list(dict.fromkeys(order_ids))
     if not needy or not order_ids:
-        return SharedFacts(packets=list(packets))
+        return declared
     # A ticket is about one order in the common case; each packet gets the record of the
     # order it names, or else the ticket's first order.
     records: dict[str, Finding] = {}
@@ -90,19 +93,62 @@ async def resolve_shared_facts(
     ]
     kept = list(packets)
     if not records:
-        return SharedFacts(packets=kept, notes=notes, unknown_orders=unknown, answered=answered)
+        return SharedFacts(
+            packets=kept, notes=declared.notes + notes, unknown_orders=unknown, answered=answered
+        )
     first = next(iter(records.values()))
 
     def with_fact(packet: Handoff) -> Handoff:
         record = records.get(packet.inputs.get("order_id", ""), first)
-        return packet.model_copy(update={"facts": (record,)})
+        return packet.model_copy(update={"facts": (record, *packet.facts)})
 
     return SharedFacts(
         packets=[with_fact(p) if needs_record(p) else p for p in kept],
-        notes=notes,
+        notes=declared.notes + notes,
         unknown_orders=unknown,
         answered=answered,
     )
+
+
+async def _declared_facts(
+    packets: Sequence[Handoff], *, hub: ToolHub, roster: Roster
+) -> SharedFacts:
+    """The facts a domain's roster declares (`Roster.shared_facts`): each looked up once per
+    distinct arguments, through an allowlist of exactly its one read tool, and attached to
+    every packet whose worker `needs` it. A lookup that fails is a note: the workers then go
+    without it, and say what they could not see."""
+    found: dict[str, Finding | None] = {}
+    notes: list[str] = []
+    kept: list[Handoff] = []
+    for packet in packets:
+        spec = roster.get(packet.recipient)
+        facts = list(packet.facts)
+        for name in spec.needs if spec is not None else ():
+            fact = roster.shared_facts.get(name)
+            if fact is None:
+                continue
+            inputs = packet.inputs
+            args = {arg: inputs[source] for arg, source in fact.args.items() if source in inputs}
+            key = fact.tool + json.dumps(args, sort_keys=True)
+            if key not in found:
+                result = await hub.call(fact.tool, args, [fact.tool])
+                call_id = f"{SHARED_CALL_PREFIX}{name}-{len(found) + 1}"
+                found[key] = (
+                    Finding(id="F1", tool=fact.tool, call_id=call_id, args=args,
+                            observation=result.text)
+                    if result.ok
+                    else None
+                )
+                notes.append(
+                    f"resolved {name} once ({fact.tool})"
+                    if result.ok
+                    else f"could not resolve {name} ({fact.tool}): {result.text}"
+                )
+            finding = found[key]
+            if finding is not None:
+                facts.append(finding)
+        kept.append(packet.model_copy(update={"facts": tuple(facts)}) if facts else packet)
+    return SharedFacts(packets=kept, notes=notes)
 
 
 def _no_such_order(packet: Handoff, error: str) -> Report:

@@ -20,10 +20,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from graph.dispatch import send_packets
+from graph.domains import read_request
 from graph.facts import resolve_shared_facts
 from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S
 from graph.planners.intents import BY_NAME, TicketReading
-from graph.planners.rules import read_ticket
 from graph.services import Services, services_for
 from graph.state import MusterState, ready_packets
 from workers.contracts import Handoff
@@ -53,7 +53,7 @@ async def plan(
     if inspect.isawaitable(planned):  # an LLM planner must not block the event loop
         planned = await planned
     validated = validate_plan(planned, services.roster)
-    reading = read_ticket(state["request"])
+    reading = read_request(state["request"], services.roster)  # the roster's domain reads it
     validated.packets = [with_intents(p, reading, services.roster) for p in validated.packets]
     order_ids = find_order_ids(state["request"]) + [
         p.inputs["order_id"] for p in validated.packets if "order_id" in p.inputs
@@ -99,7 +99,7 @@ def with_intents(packet: Handoff, reading: TicketReading, roster: Roster) -> Han
     spec = roster.get(packet.recipient)
     if spec is None or not spec.proposes or "intents" in packet.inputs:
         return packet
-    order_bound = [i for i in reading.intents if BY_NAME[i].needs_order]
+    order_bound = [i for i in reading.intents if i in BY_NAME and BY_NAME[i].needs_order]
     if not order_bound:
         return packet
     return packet.model_copy(update={"inputs": {**packet.inputs, "intents": ",".join(order_bound)}})

@@ -14,11 +14,13 @@ into it, and each of those becomes a line in `degraded_reasons` and in the text.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from graph.answer_writer import write_with_model
+from graph.domains import pack_for_intents
 from graph.facts import SHARED_CALL_PREFIX
 from graph.facts_read import TicketFacts, money, read_facts
 from graph.resolve import Resolver, proposals_from
@@ -34,9 +36,12 @@ from workers.contracts import (
     ActionRecord,
     Answer,
     AnswerStatus,
+    Claim,
     Finding,
+    Handoff,
     ProposedAction,
     Report,
+    ResolutionStep,
 )
 from workers.models import writes_prose
 
@@ -154,8 +159,54 @@ def _decisions(actions: list[ActionRecord]) -> dict[str, ActionRecord]:
     }
 
 
-def compose_answer(state: MusterState) -> Answer:
-    """The answer for the current state (pure; `synthesize` wraps it)."""
+@dataclass
+class Degradation:
+    """What went wrong in a run, whatever its domain: the reasons an answer is degraded and
+    the facts its status rests on."""
+
+    reports: dict[str, Report]
+    """The current report of every packet."""
+    reasons: list[str]
+    """One line per thing that degrades the answer."""
+    live_ok: list[Report]
+    """Reports from live, successful work."""
+    fallbacks: list[Report]
+    """Reports recovery substituted from a cache."""
+    failed: list[Report]
+    """Current failed reports."""
+    not_run: list[Handoff]
+    """Packets that never ran."""
+    gaps: list[str]
+    """Tools an ok report lost."""
+    cut_short: bool
+    """A run limit stopped work that mattered."""
+    actions: list[ActionRecord]
+    """The latest record of every decided action."""
+
+    @property
+    def usable(self) -> list[Report]:
+        """Every ok report (live or fallback)."""
+        return [r for r in self.reports.values() if r.status == "ok"]
+
+    def status(self, *, open_points: bool) -> AnswerStatus:
+        """failed when nothing usable came back; partial when anything is missing or open."""
+        if self.reports and not self.live_ok and not self.fallbacks:
+            return "failed"
+        if (
+            self.failed
+            or self.fallbacks
+            or self.cut_short
+            or self.not_run
+            or self.gaps
+            or open_points
+        ):
+            return "partial"
+        return "complete"
+
+
+def assess(state: MusterState) -> Degradation:
+    """The run's failures, fallbacks, limits, unverified claims and troubled actions, as the
+    reasons an answer is degraded (pure; every domain's answer starts from it)."""
     reports = current_reports(state.get("reports") or [])
     recoveries = state.get("recoveries") or []
     stop_reason = state.get("stop_reason")
@@ -163,8 +214,6 @@ def compose_answer(state: MusterState) -> Answer:
     fallbacks = [r for r in reports.values() if r.fallback]
     failed = [r for r in reports.values() if r.status == "failed"]
     not_run = pending_packets(state)
-    intents = list(state.get("intents") or [])
-    language = state.get("language") or "English"
 
     # A retry or a clarification that then succeeded changes nothing in the answer: the
     # packet's current report is live. Fallbacks, reassignments and escalations do.
@@ -198,6 +247,88 @@ def compose_answer(state: MusterState) -> Answer:
         for a in actions
         if a.status in ("refused", "failed", "approved")
     ]
+    return Degradation(
+        reports=reports,
+        reasons=reasons,
+        live_ok=live_ok,
+        fallbacks=fallbacks,
+        failed=failed,
+        not_run=not_run,
+        gaps=gaps,
+        cut_short=cut_short,
+        actions=actions,
+    )
+
+
+def evidence_lines(usable: list[Report]) -> list[str]:
+    """The observations behind an answer, one readable line each with its citation; a
+    shared fact (one supervisor call given to several workers) is shown once."""
+    evidence: list[str] = []
+    seen_calls: set[str] = set()
+    for report in usable:
+        for finding in report.findings:
+            # Workers' own call ids are unique only within their packet.
+            shared = finding.call_id.startswith(SHARED_CALL_PREFIX)
+            key = finding.call_id if shared else f"{report.packet_id}/{finding.call_id}"
+            if key in seen_calls:
+                continue
+            seen_calls.add(key)
+            evidence.append(_evidence_line(f"{report.packet_id}/{finding.id}", finding))
+    return evidence
+
+
+def plain_answer(state: MusterState) -> Answer:
+    """The answer of a pack with no answer plug-in: what each worker concluded, cited, one
+    step per intent, honest about failures like any answer."""
+    run = assess(state)
+    intents = list(state.get("intents") or [])
+    summary = [
+        Claim(
+            text=(r.conclusion or r.note.strip().splitlines()[-1] if r.note.strip() else ""),
+            cites=[f"{r.packet_id}/{f.id}" for f in r.findings],
+        )
+        for r in run.usable
+        if r.conclusion or r.note.strip()
+    ]
+    steps = [
+        ResolutionStep(
+            intent=intent,
+            kind="instruction" if run.usable else "open",
+            text="Answered from the reports above." if run.usable else "Nobody could answer it.",
+        )
+        for intent in intents
+    ]
+    status = run.status(open_points=not intents or not run.usable)
+    answer = Answer(
+        text="",
+        status=status,
+        degraded=bool(run.reasons) or status == "failed",
+        degraded_reasons=run.reasons,
+        needs_human=status != "complete" or not intents,
+        stop_reason=state.get("stop_reason"),
+        intents=intents,
+        summary=summary,
+        resolution=steps,
+        evidence=evidence_lines(run.usable),
+    )
+    return with_text(answer, state)
+
+
+def compose_answer(state: MusterState) -> Answer:
+    """The answer for the current state (pure; `synthesize` wraps it). A domain pack with its
+    own answer (`compose_answer` in its plug-in) writes it; support's is below."""
+    pack = pack_for_intents(state.get("intents") or [])
+    composer = pack.hook("compose_answer")
+    if composer is not None:
+        answer: Answer = composer(state)
+        return answer
+    if pack.name != "support":
+        return plain_answer(state)
+    run = assess(state)
+    reports, reasons, actions = run.reports, run.reasons, run.actions
+    recoveries = state.get("recoveries") or []
+    intents = list(state.get("intents") or [])
+    language = state.get("language") or "English"
 
     usable = [r for r in reports.values() if r.status == "ok"]
     escalation = next((r for r in usable if r.worker == ESCALATION_WORKER), None)
@@ -216,13 +347,7 @@ def compose_answer(state: MusterState) -> Answer:
             f"The customer wrote in {language}: send the reply in {language}."
         )
 
-    status: AnswerStatus
-    if reports and not live_ok and not fallbacks:
-        status = "failed"
-    elif failed or fallbacks or cut_short or not_run or gaps or open_steps:
-        status = "partial"
-    else:
-        status = "complete"
+    status = run.status(open_points=bool(open_steps))
     degraded = bool(reasons) or (status == "failed")
     unresolved_without_order = any(
         s.intent != "unknown" and "names no order" in s.text for s in open_steps
@@ -242,18 +367,7 @@ def compose_answer(state: MusterState) -> Answer:
     )
     if intents == ["acknowledgement"]:
         needs_human = bool(reasons)
-    evidence: list[str] = []
-    seen_calls: set[str] = set()
-    for report in usable:
-        for finding in report.findings:
-            # A shared fact (one supervisor call, given to several workers) is shown once;
-            # workers' own call ids are unique only within their packet.
-            shared = finding.call_id.startswith(SHARED_CALL_PREFIX)
-            key = finding.call_id if shared else f"{report.packet_id}/{finding.call_id}"
-            if key in seen_calls:
-                continue
-            seen_calls.add(key)
-            evidence.append(_evidence_line(f"{report.packet_id}/{finding.id}", finding))
+    evidence = evidence_lines(usable)
     customer = next(iter(resolver.facts.orders.values()), None)
     greeting = f"Hello {customer.data.get('customer')}," if customer else "Hello,"
     reply = "\n\n".join([greeting, *resolution.reply, "Kind regards,\nCustomer Support"])
@@ -263,7 +377,7 @@ def compose_answer(state: MusterState) -> Answer:
         degraded=degraded,
         degraded_reasons=reasons,
         needs_human=needs_human,
-        stop_reason=stop_reason,
+        stop_reason=state.get("stop_reason"),
         intents=intents,
         summary=resolution.summary,
         resolution=resolution.steps,
@@ -276,7 +390,11 @@ def compose_answer(state: MusterState) -> Answer:
 
 def with_text(answer: Answer, state: MusterState, *, facts: TicketFacts | None = None) -> Answer:
     """The answer with its terminal text rendered from its parts and the state (`facts`:
-    the reports' facts when the caller has read them already)."""
+    the reports' facts when the caller has read them already); a domain pack with its own
+    layout (`render_answer` in its plug-in) renders it."""
+    renderer = pack_for_intents(answer.intents).hook("render_answer")
+    if renderer is not None:
+        return answer.model_copy(update={"text": str(renderer(answer, state))})
     if facts is None:
         usable = [
             r for r in current_reports(state.get("reports") or []).values() if r.status == "ok"

@@ -265,8 +265,11 @@ def test_a_paused_run_ends_with_the_approval_and_a_command_that_works_as_printed
     )
     assert ran.returncode == 5, ran.stderr
     lines = ran.stdout.splitlines()
-    assert lines[0] == "muster run: loading Muster, then starting the MCP servers"
-    assert any(line.startswith("servers up in ") for line in lines)
+    assert lines[0] == "muster run: loading Muster; MCP servers start as workers need them"
+    assert "servers start as workers need them: orders, kb, policy, time" in lines
+    # Only the servers its workers need start, each announced; the clock is never read.
+    assert any(line.startswith("server orders up (") for line in lines), lines
+    assert not any(line.startswith("server time ") for line in lines), lines
     last = lines[-1]
     assert last.startswith(
         "waiting for approval of orders.issue_refund of $129.00 on order 12345, digest "
@@ -309,7 +312,8 @@ def test_a_stopped_batch_counts_unfinished_and_its_resume_works_as_printed(
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
-        assert first == f"muster batch {tickets}: loading Muster, then starting the MCP servers\n"
+        loading = "loading Muster; MCP servers start as workers need them"
+        assert first == f"muster batch {tickets}: {loading}\n"
         while not (line := proc.stdout.readline()).startswith("[1/6]"):  # a ticket finished
             assert line, "the batch ended before its first ticket finished"
         proc.send_signal(signal.SIGINT)
@@ -407,8 +411,8 @@ def test_on_a_terminal_the_first_line_comes_at_once_then_the_servers(
             proc.wait()
         os.close(controller)
     (first_at, first), *_ = seen
-    assert first == "muster run: loading Muster, then starting the MCP servers", seen
-    servers_at = next(at for at, text in seen if text.startswith("servers up in "))
+    assert first == "muster run: loading Muster; MCP servers start as workers need them", seen
+    servers_at = next(at for at, text in seen if text.startswith("server policy "))
     assert first_at < servers_at
     policy_done = next(at for at, text in seen if "policy" in text and "finding" in text)
     running = [(at, text) for at, text in seen if "running: " in text and "policy" in text]

@@ -274,7 +274,7 @@ def test_threads_progress_and_answers_print_no_control_sequences(
     assert json.loads(out[out.index("[") :])[0]["request"] == _HOSTILE  # JSON keeps it, escaped
 
     stream = io.StringIO()
-    progress = Progress(stream, hub=None)  # type: ignore[arg-type]  # plan-free updates only
+    progress = Progress(stream, hub=None)  # plan-free updates only
     progress("recover", {})
     progress("collect", {"stop_reason": "deadline \x1b]0;x\x07passed"})
     progress.line(_HOSTILE)

@@ -182,8 +182,9 @@ async def test_deadline_cancels_work_in_flight_and_stops(
     monkeypatch.setenv("MUSTER_POLICY_MODE", "slow")
     monkeypatch.setenv("MUSTER_POLICY_SLOW_S", "600")  # never answers within the test
     thread = f"t-{uuid.uuid4().hex[:8]}"
-    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
-        # The deadline starts once the servers are up, so starting them cannot use it up.
+    # Every server started up front, and the deadline starts once they are up, so starting
+    # them cannot use it up (on demand, a loaded machine could spend it starting orders).
+    async with open_runtime(db=muster_env.checkpoint_db, servers_on_demand=False) as runtime:
         limits = RunLimits(deadline_at=time.time() + 3.0)
         services = replace(runtime.for_thread(thread), limits=limits)
         started = time.monotonic()

@@ -32,7 +32,7 @@ def test_counts_read_right() -> None:
 
 def test_piped_progress_lines_keep_the_worker_column_aligned() -> None:
     out = io.StringIO()
-    progress = Progress(out, hub=None)  # type: ignore[arg-type]  # reports need no hub
+    progress = Progress(out, hub=None)  # reports need no hub
     ok = Report(packet_id="billing-1", worker="billing", objective="o", status="ok")
     failed = Report(
         packet_id="policy-2", worker="policy", objective="o", status="failed", reason="timeout"

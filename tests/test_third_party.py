@@ -68,7 +68,8 @@ async def test_servers_see_only_the_environment_they_are_granted(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-servers")
-    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+    # Every server at once (as Studio and the fleet start them), to read each one's environment.
+    async with open_runtime(db=muster_env.checkpoint_db, servers_on_demand=False) as runtime:
         pids = runtime.services.hub.server_pids()
         envs = {name: process_environment(pid) for name, pid in pids.items() if pid}
     assert set(envs) == {"orders", "kb", "policy", "time"}

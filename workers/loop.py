@@ -196,10 +196,9 @@ async def _offer_tools(
     and calls are mapped back to the exact name. Schemas come straight from the hub's specs:
     no per-dispatch StructuredTool or pydantic conversion on this hot path.
     """
-    specs = hub.specs(packet.tool_allow)
+    # First: a server started on demand (or down) has no catalogued tools until it is up.
     still_down = await hub.ensure_servers(packet.tool_allow) if packet.tool_allow else []
-    if still_down:
-        specs = hub.specs(packet.tool_allow)
+    specs = hub.specs(packet.tool_allow)
     if packet.tool_allow and not specs:
         # Granted tools, none available: "no tool tried" must not pass for success.
         why = f"servers down: {', '.join(still_down)}" if still_down else "none is catalogued"

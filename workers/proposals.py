@@ -137,6 +137,22 @@ def check_cancel(
 ProposalRule = Callable[[ProposedAction, Handoff, Sequence[Finding]], str | None]
 RULES: dict[str, ProposalRule] = {REFUND_TOOL: check_refund, CANCEL_TOOL: check_cancel}
 """The tools that can be proposed at all, each with its check."""
+Suggester = Callable[[Handoff, Sequence[Finding]], list[ProposedAction]]
+"""A domain's rule for what to propose from a packet and its findings (reviewed like any
+proposal)."""
+SUGGESTERS: dict[str, Suggester] = {}
+"""Suggesters of other domains' write tools, by tool (support's are `suggest_actions`)."""
+
+
+def register_proposal_rule(
+    tool: str, check: ProposalRule, suggest: Suggester | None = None
+) -> None:
+    """Let a domain pack make `tool` proposable: `check` reviews every proposal of it and
+    `suggest`, if given, proposes it from a worker's findings (graph/domains.py calls this
+    when it loads a pack). Registering a tool again replaces its rule."""
+    RULES[tool] = check
+    if suggest is not None:
+        SUGGESTERS[tool] = suggest
 
 
 def review_proposal(
@@ -257,6 +273,9 @@ def review_proposals(
     """Review what the model proposed plus what the billing rule suggests (when the worker
     may propose refunds), so a model that forgets to propose still gets a checked refund."""
     suggested = [a for a in suggest_actions(packet, findings) if a.tool in allowed]
+    for tool in allowed:
+        if tool in SUGGESTERS:
+            suggested += [a for a in SUGGESTERS[tool](packet, findings) if a.tool == tool]
     accepted: list[ProposedAction] = []
     rejected: list[str] = []
     for action in [*proposed, *suggested]:

@@ -40,11 +40,27 @@ class WorkerSpec(BaseModel):
     """Default model-turn budget for this worker's packets."""
 
 
+class SharedFact(BaseModel):
+    """A fact the supervisor resolves once, through one read tool, for every packet whose
+    worker `needs` it (the order record, an incident's error summary)."""
+
+    tool: str
+    """The one read tool the supervisor may call for it (qualified name)."""
+    args: dict[str, str] = Field(default_factory=dict)
+    """Tool argument -> the packet input that supplies it."""
+
+
 class Roster(BaseModel):
     """All specialists, by name."""
 
     workers: dict[str, WorkerSpec]
     """Worker specs keyed by name."""
+    shared_facts: dict[str, SharedFact] = Field(default_factory=dict)
+    """Shared facts by the name roster entries list under `needs` (besides `order_record`,
+    which the supervisor knows)."""
+    domain: str = "support"
+    """The domain pack this roster belongs to (its name, or its folder for a pack loaded
+    from elsewhere): the stages ask the pack for its rules (graph/domains.py)."""
 
     def get(self, name: str) -> WorkerSpec | None:
         """The spec for `name`, or None when no such worker exists."""

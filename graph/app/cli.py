@@ -22,14 +22,16 @@ from graph.app.flags import (
     add_batch_parser,
     add_eval_parser,
     add_run_options,
+    add_show_parser,
     add_store_options,
+    add_time_travel_parsers,
 )
 from graph.app.fleet_flags import FLEET_COMMANDS, FLEET_STARTING, add_fleet_commands
 from graph.app.thread_filters import STATUSES, since_time, thread_status
 
 Command = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 
-LOADING = "loading Muster, then starting the MCP servers"
+LOADING = "loading Muster; MCP servers start as workers need them"
 STARTING = {
     "run": f"muster run: {LOADING}",
     "resume": f"muster resume {{thread}}: {LOADING}",
@@ -37,6 +39,7 @@ STARTING = {
     "clarify": f"muster clarify {{thread}}: {LOADING}",
     "batch": f"muster batch {{tickets}}: {LOADING}",
     "eval": f"muster eval {{dataset}}: {LOADING}",
+    "fork": f"muster fork {{thread}}: {LOADING}",
     **{name: f"muster {line}" for name, line in FLEET_STARTING.items()},
 }
 """The first line of each command that runs the graph, printed before its imports; `{name}`
@@ -110,10 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_batch_parser(commands, [common, running])
     add_eval_parser(commands)
     add_fleet_commands(commands, common)
-    show = commands.add_parser(
-        "show", parents=[common], help="a thread's history, reports and tool calls"
-    )
-    show.add_argument("thread")
+    add_show_parser(commands, common)
+    add_time_travel_parsers(commands, common, running)
     return parser
 
 

@@ -19,6 +19,7 @@ import sys
 import time
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from langgraph.errors import GraphDrained
@@ -29,13 +30,17 @@ from checkpoints.store import checkpoint_store
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
 from graph.app.batch import cmd_batch
 from graph.app.eval import cmd_eval
+from graph.app.fork import find_checkpoint, fork_thread_id, parse_edits, plan_fork, seed_fork
 from graph.app.hints import Carried
+from graph.app.history import checkpoint_entries, print_history
 from graph.app.options import ExitCode, MusterOptions
 from graph.app.render import Progress, print_result, print_thread, print_threads
 from graph.app.runtime import MusterRuntime, open_runtime, open_store, stopped_by, stream_run
 from graph.app.scenarios import SCENARIOS
 from graph.app.signals import SignalDrain
 from graph.app.thread_filters import select_threads
+from graph.app.timeline_build import thread_timeline
+from graph.app.timeline_html import timeline_html
 from graph.approvers import (
     APPROVERS_ENV,
     approvers_path,
@@ -43,6 +48,7 @@ from graph.approvers import (
     digest_problem,
     load_approvers,
 )
+from graph.services import Services
 from graph.trace import THREAD_ID
 from workers.errors import MusterError
 
@@ -75,8 +81,10 @@ def unknown_thread(args: argparse.Namespace, thread_id: str) -> MusterError:
 
 
 def servers_line(runtime: MusterRuntime, started: float) -> str:
-    """Which servers are up (and which are down, why), once the hub has started them."""
+    """Which servers are up (and which are down, why), or which start on demand."""
     health = runtime.services.hub.health()
+    if not any(state.started for state in health.values()):
+        return f"servers start as workers need them: {', '.join(health)}"
     up = [name for name, state in health.items() if state.up]
     down = [f"{name} ({s.last_error or 'down'})" for name, s in health.items() if not s.up]
     line = f"servers up in {time.monotonic() - started:.1f} s: {', '.join(up) or '(none)'}"
@@ -90,6 +98,8 @@ def _run_options(args: argparse.Namespace) -> MusterOptions:
         raise MusterError(
             f"unknown scenario {scenario_name!r}; known: {', '.join(sorted(SCENARIOS))}"
         )
+    if scenario_name:
+        SCENARIOS[scenario_name].prepare(args)  # its --domain and backend failure modes
     scripted = SCENARIOS[scenario_name].models() if scenario_name else None
     return MusterOptions.from_args(args, models=scripted)
 
@@ -100,6 +110,8 @@ async def _finish(
     thread_id: str,
     payload: dict[str, Any] | Command | None,
     progress: Progress,
+    *,
+    services: Services | None = None,
 ) -> int:
     control = RunControl()
     # Installed for the rest of the process: a signal after the run is a no-op drain.
@@ -107,7 +119,9 @@ async def _finish(
     drain.controls.add(control)
     drain.install()
     try:
-        values = await stream_run(runtime, thread_id, payload, on_update=progress, control=control)
+        values = await stream_run(
+            runtime, thread_id, payload, on_update=progress, control=control, services=services
+        )
     except GraphDrained as drained:
         print(
             f"stopped cleanly ({drained.reason}); state is saved. "
@@ -301,8 +315,89 @@ async def cmd_show(args: argparse.Namespace) -> int:
         snapshot = await graph.aget_state(config)
         async with await checkpoint_store(args.db).open_audit() as audit:
             audit_rows = await audit.rows(args.thread)
+    if getattr(args, "html", None) is not None:
+        return write_timeline(args, snapshot, history)
     print_thread(args.thread, snapshot, history, audit_rows, Carried.from_args(args))
     return ExitCode.OK
+
+
+def write_timeline(
+    args: argparse.Namespace, snapshot: StateSnapshot, history: Sequence[StateSnapshot]
+) -> int:
+    """`muster show THREAD --html [FILE]`: the timeline page (graph/app/timeline_html.py)."""
+    path = Path(args.html or f"{args.thread}.timeline.html")
+    timeline = thread_timeline(args.thread, snapshot, history)
+    try:
+        path.write_text(timeline_html(timeline), encoding="utf-8")
+    except OSError as error:
+        raise MusterError(f"--html {path}: cannot write it ({error.strerror or error})") from None
+    print(f"timeline of thread {args.thread} ({timeline.status}): {path}")
+    return ExitCode.OK
+
+
+async def cmd_history(args: argparse.Namespace) -> int:
+    async with open_store(args.db) as (graph, saver):
+        if not await thread_exists(saver, args.thread):
+            raise unknown_thread(args, args.thread)
+        config = thread_config(args.thread)
+        history = [s async for s in graph.aget_state_history(config)]
+        status = status_of(await graph.aget_state(config))
+    entries = checkpoint_entries(history)
+    print_history(args.thread, status, entries, as_json=args.json, carried=Carried.from_args(args))
+    return ExitCode.OK
+
+
+async def cmd_fork(args: argparse.Namespace) -> int:
+    options = _run_options(args)
+    edits = parse_edits(args.edit)
+    new_thread = args.new_thread or fork_thread_id(args.thread)
+    if not THREAD_ID.match(new_thread):
+        raise MusterError(
+            f"--new-thread {new_thread!r}: use letters, digits, '.', '_' and '-' (at most 128)"
+        )
+    listing = Carried.from_args(args).command("history", args.thread, run=False)
+    store = options.store
+    # Everything is checked before anything is written: the thread, the checkpoint, the
+    # reruns and edits; a refused fork leaves no thread behind.
+    async with open_store(store) as (graph, saver):
+        if not await thread_exists(saver, args.thread):
+            raise unknown_thread(args, args.thread)
+        history = [s async for s in graph.aget_state_history(thread_config(args.thread))]
+        target = find_checkpoint(history, args.checkpoint, listing=listing)
+        plan = plan_fork(
+            args.thread,
+            target,
+            thread_id=new_thread,
+            edits=edits,
+            reruns=args.rerun,
+            listing=listing,
+        )
+    async with store.hold_thread(new_thread):
+        async with open_store(store) as (graph, saver):
+            if await thread_exists(saver, new_thread):
+                raise MusterError(f"thread {new_thread} already exists; pick another --new-thread")
+        started = time.monotonic()
+        async with open_runtime(options) as runtime:
+            await seed_fork(runtime.graph, runtime.saver, plan, new_thread)
+            progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
+            progress.line(servers_line(runtime, started))
+            reruns = f"; rerun: {', '.join(plan.reruns)}" if plan.reruns else ""
+            edited = f"; edited: {', '.join(plan.edited)}" if plan.edited else ""
+            progress.line(
+                f"forked thread: {new_thread} (from {args.thread} at checkpoint "
+                f"{plan.checkpoint_id}, step {plan.step}{reruns}{edited})"
+            )
+            services = runtime.for_thread(new_thread)
+            if services.trace is not None:
+                services.trace.emit(
+                    "forked",
+                    source_thread=args.thread,
+                    checkpoint_id=plan.checkpoint_id,
+                    step=plan.step,
+                    rerun=list(plan.reruns),
+                    edited=list(plan.edited),
+                )
+            return await _finish(args, runtime, new_thread, None, progress, services=services)
 
 
 COMMANDS = {
@@ -312,6 +407,8 @@ COMMANDS = {
     "clarify": cmd_clarify,
     "threads": cmd_threads,
     "show": cmd_show,
+    "history": cmd_history,
+    "fork": cmd_fork,
     "batch": cmd_batch,
     "eval": cmd_eval,
 }

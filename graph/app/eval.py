@@ -19,6 +19,8 @@ dataset or bad options.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
 import sys
 import time
@@ -29,6 +31,7 @@ from graph.app.eval_fields import EvalTicket, load_eval_tickets
 from graph.app.eval_report import eval_json, print_eval, scored_tickets, summarize_eval
 from graph.app.flags import EVAL_CONCURRENCY
 from graph.app.options import MusterOptions, model_name
+from graph.domains import DomainPack, load_domain
 from workers.errors import ConfigError
 
 DEFAULT_CONCURRENCY = EVAL_CONCURRENCY
@@ -85,8 +88,43 @@ def eval_options(args: argparse.Namespace) -> EvalOptions:
     )
 
 
+async def _cmd_domain_eval(args: argparse.Namespace, pack: DomainPack) -> int:
+    """`muster eval --domain NAME [DATASET]` for a pack that scores itself."""
+    from graph.app.eval_domain import evaluate_domain, load_cases, print_domain_eval, targets_met
+
+    if args.concurrency > MAX_CONCURRENCY:
+        raise ConfigError(f"--concurrency must be at most {MAX_CONCURRENCY}")
+    dataset = Path(args.dataset) if args.dataset else None
+    cases = await asyncio.to_thread(load_cases, pack, dataset)
+    run = MusterOptions.from_args(args)
+    started = time.monotonic()
+    print(f"muster eval --domain {pack.name}: {len(cases)} cases, {args.concurrency} at a time",
+          file=sys.stderr)
+    results = await evaluate_domain(
+        pack, cases, run, concurrency=args.concurrency, progress=sys.stderr
+    )
+    targets = pack.hook("TARGETS") or {}
+    print(f"muster eval --domain {pack.name}: {len(results)} cases, "
+          f"{time.monotonic() - started:.1f} s\n")
+    print_domain_eval(results, targets, sys.stdout)
+    if args.json:
+        rows = [{"id": r.id, "error": r.error,
+                 "fields": {k: {"right": v[0], "expected": v[1], "got": v[2]}
+                            for k, v in r.fields.items()}} for r in results]
+        text = json.dumps(rows, indent=2) + "\n"
+        await asyncio.to_thread(Path(args.json).write_text, text, encoding="utf-8")
+    return TARGETS_MISSED if args.check and not targets_met(results, targets) else 0
+
+
 async def cmd_eval(args: argparse.Namespace) -> int:
-    """`muster eval DATASET [--model M] [--planner P] [--json FILE] [--check]`."""
+    """`muster eval [DATASET] [--domain D] [--model M] [--planner P] [--json FILE] [--check]`."""
+    pack = load_domain(getattr(args, "domain", None))
+    if pack.hook("score") is not None:
+        return await _cmd_domain_eval(args, pack)
+    if not args.dataset:
+        if "dataset" not in pack.eval_files:
+            raise ConfigError(f"give the labelled tickets: domain {pack.name} has no eval set")
+        args.dataset = str(pack.eval_files["dataset"])
     opts = eval_options(args)
     # pydantic-evals (and pydantic-ai with it) takes seconds to import: only evals pay for it.
     from graph.app.eval_dataset import evaluate_tickets

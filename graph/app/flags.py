@@ -20,7 +20,7 @@ DEFAULT_MODEL = "offline"
 """The model every entry point uses unless `--model` or `MUSTER_MODEL` names another."""
 DEFAULT_PLANNER = "rules"
 """The planner unless `--planner` names another."""
-SCENARIO_NAMES = ("sick-day",)
+SCENARIO_NAMES = ("metrics-down", "sick-day")
 """The bundled scenarios (graph/app/scenarios.py; a test keeps the two in step)."""
 BATCH_CONCURRENCY = 16
 """Tickets a batch runs at once unless `--concurrency` says otherwise."""
@@ -104,8 +104,21 @@ def add_store_options(parser: argparse.ArgumentParser, *, top_level: bool = Fals
     )
 
 
+DOMAIN_HELP = (
+    "the domain pack: support (default), incidents, or a pack's folder "
+    "(default: $MUSTER_DOMAIN, else support)"
+)
+"""`--domain`'s help (graph/domains.py loads the pack)."""
+
+
+def add_domain_option(parser: argparse.ArgumentParser) -> None:
+    """`--domain NAME|PATH`: which domain pack's roster, servers, planner and answer to use."""
+    parser.add_argument("--domain", metavar="NAME|PATH", help=DOMAIN_HELP)
+
+
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """The flags of every command that runs the graph: run, resume, approve, clarify, batch."""
+    add_domain_option(parser)
     parser.add_argument(
         "--servers",
         help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
@@ -181,7 +194,13 @@ def add_eval_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         "Muster got it right, against the targets. Exit 0 when the eval finished; with "
         "--check, 1 if a target is missed; 2 for a bad dataset or option.",
     )
-    parser.add_argument("dataset", help="the labelled tickets (JSONL), e.g. evals/tickets.jsonl")
+    parser.add_argument(
+        "dataset",
+        nargs="?",
+        help="the labelled tickets (JSONL), e.g. evals/tickets.jsonl (default: the domain "
+        "pack's eval set)",
+    )
+    add_domain_option(parser)
     parser.add_argument(
         "--model",
         help="offline, offline:<ms> or provider:model (default: $MUSTER_MODEL, else offline)",
@@ -208,4 +227,78 @@ def add_eval_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     )
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if any target is missed (for CI)"
+    )
+
+
+def add_show_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+) -> None:
+    """Register `muster show` (`common` gives --db), with `--html` for the timeline."""
+    show = subparsers.add_parser(
+        "show", parents=[common], help="a thread's history, reports and tool calls"
+    )
+    show.add_argument("thread")
+    show.add_argument(
+        "--html",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="write the thread's timeline to FILE as one self-contained HTML page, viewable "
+        "offline: the supervisor above one lane per worker dispatch, every model turn and "
+        "tool call with its duration, failures, recoveries, approvals and the answer "
+        "(default FILE: THREAD.timeline.html)",
+    )
+
+
+def add_time_travel_parsers(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    running: argparse.ArgumentParser,
+) -> None:
+    """Register `muster history` and `muster fork` (`common` gives --db; `running` the run
+    options a fork runs with)."""
+    history = subparsers.add_parser(
+        "history",
+        parents=[common],
+        help="a thread's checkpoints (id, step, next nodes, time, what happened), to fork from",
+    )
+    history.add_argument("thread")
+    history.add_argument("--json", action="store_true", help="print the checkpoints as JSON")
+    fork = subparsers.add_parser(
+        "fork",
+        parents=[common, running],
+        help="start a new thread from one of a thread's checkpoints, and run it on",
+        description="Copy the state at one checkpoint of THREAD (`muster history THREAD` lists "
+        "them) to a new thread, apply --edit and --rerun, and run the new thread on with "
+        "LangGraph's own update_state: the graph's edges decide what runs next. THREAD is "
+        "left as it was. Exit codes as for `muster run`.",
+    )
+    fork.add_argument("thread", help="the thread to fork")
+    fork.add_argument(
+        "--checkpoint",
+        required=True,
+        metavar="ID",
+        help="the checkpoint to start from: its id as `muster history` prints it, or a "
+        "unique prefix of at least 8 characters",
+    )
+    fork.add_argument(
+        "--edit",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="replace a state field in the new thread: KEY=VALUE (VALUE is JSON if it parses, "
+        "else text; null removes the field) or a JSON object of fields; may be repeated",
+    )
+    fork.add_argument(
+        "--rerun",
+        action="append",
+        default=[],
+        metavar="PACKET",
+        help="run a packet again (a packet id such as policy-2, or a worker name): the new "
+        "thread forgets its reports and recoveries, and those of packets that depend on it, "
+        "and dispatches it afresh; may be repeated",
+    )
+    fork.add_argument(
+        "--new-thread", metavar="ID", help="the new thread's id (must be new; default: generated)"
     )

@@ -237,7 +237,7 @@ async def serve(
     url = str(options.db)
     name = name or f"{HOST}:{os.getpid()}"
     async with (
-        open_runtime(options) as runtime,
+        open_runtime(options, servers_on_demand=False) as runtime,
         open_fleet(url, pool_size=concurrency + 4, tasks=dict(TASKS), retry=FleetRetry()) as app,
     ):
         drain = SignalDrain(

@@ -65,6 +65,9 @@ class Carried:
             shown = _ENV_DB if from_env and _has_password(db) else shlex.quote(str(db))
             store = ["--db", shown]
         run: list[str] = []
+        domain = getattr(args, "domain", None) or os.environ.get("MUSTER_DOMAIN")
+        if domain and domain != "support":
+            run += ["--domain", shlex.quote(str(domain))]
         servers = getattr(args, "servers", None) or os.environ.get("MUSTER_SERVERS")
         if servers:
             run += ["--servers", shlex.quote(str(servers))]

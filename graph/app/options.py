@@ -33,6 +33,7 @@ from graph.app.flags import (  # re-exported: the flags and codes live with the 
     positive_int,
     positive_seconds,
 )
+from graph.domains import DEFAULT_DOMAIN, DomainPack, load_domain
 from graph.limits import RunLimits
 from graph.planners import Planner, plan_ticket
 from graph.planners.llm import make_llm_planner
@@ -63,6 +64,9 @@ class MusterOptions:
     """Writes the packets (`--planner`): the rules planner, or the model's structured output."""
     limits: RunLimits = field(default_factory=RunLimits)
     """Hard limits for each run (`--max-steps`, `--max-tokens`, `--deadline`)."""
+    domain: str = DEFAULT_DOMAIN
+    """The domain pack (`--domain`, else `MUSTER_DOMAIN`, else support): its roster,
+    servers, planner and answer (graph/domains.py)."""
 
     @classmethod
     def resolve(
@@ -75,12 +79,16 @@ class MusterOptions:
         roster: Roster | None = None,
         planner: Planner | None = None,
         limits: RunLimits | None = None,
+        domain: str | Path | None = None,
     ) -> MusterOptions:
         """Options from what the caller gave, the environment for the rest; raises a
         `ConfigError` (exit 2) for a malformed servers file or an unknown model. Reads files:
-        call it off the event loop where blocking matters (Studio)."""
+        call it off the event loop where blocking matters (Studio). A domain other than
+        support brings its own roster, servers file and planner, unless given here."""
+        pack = load_domain(domain)
+        bundled_default = pack.name == DEFAULT_DOMAIN and pack.ref == DEFAULT_DOMAIN
         if not isinstance(servers, ServersConfig):
-            servers = servers_config(servers)
+            servers = servers_config(servers, pack=None if bundled_default else pack)
         if models is None:
             models = load_model_factory(model_name(model))
         location = store_location(db)
@@ -89,9 +97,10 @@ class MusterOptions:
             db=location,
             servers=servers,
             models=models,
-            roster=roster or load_roster(),
-            planner=planner or plan_ticket,
+            roster=roster or (load_roster() if bundled_default else pack.roster),
+            planner=planner or (plan_ticket if bundled_default else pack.planner),
             limits=limits or RunLimits(),
+            domain=pack.ref,
         )
 
     @classmethod
@@ -104,11 +113,15 @@ class MusterOptions:
         request = getattr(args, "request", None)
         if request is not None:
             check_ticket(request)
-        servers = servers_config(getattr(args, "servers", None))
+        pack = load_domain(getattr(args, "domain", None))
+        given_servers = getattr(args, "servers", None)
+        servers = servers_config(
+            given_servers, pack=None if pack.ref == DEFAULT_DOMAIN else pack
+        )
         name = model_name(getattr(args, "model", None))
         named = load_model_factory(name)  # checked even when a scenario scripts the models
         models = models or named
-        planner: Planner = plan_ticket
+        planner: Planner | None = None
         if getattr(args, "planner", "rules") == "llm":
             if name.startswith("offline"):
                 raise ConfigError(
@@ -120,6 +133,7 @@ class MusterOptions:
             servers=servers,
             models=models,
             planner=planner,
+            domain=pack.ref,
             limits=RunLimits.from_options(
                 max_steps=getattr(args, "max_steps", None),
                 max_tokens=getattr(args, "max_tokens", None),
@@ -133,8 +147,13 @@ class MusterOptions:
         return checkpoint_store(self.db)
 
 
-def servers_config(given: str | Path | None = None) -> ServersConfig:
-    """The servers config: `given`, else `MUSTER_SERVERS`, else `servers/servers.json`."""
+def servers_config(
+    given: str | Path | None = None, *, pack: DomainPack | None = None
+) -> ServersConfig:
+    """The servers config: `given`, else the domain pack's (for a pack other than support),
+    else `MUSTER_SERVERS`, else `servers/servers.json`."""
+    if not given and pack is not None and pack.servers_file is not None:
+        given = pack.servers_file
     return load_servers_config(
         Path(given or os.environ.get("MUSTER_SERVERS") or DEFAULT_SERVERS_FILE)
     )

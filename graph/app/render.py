@@ -27,7 +27,7 @@ from graph.facts import SHARED_CALL_PREFIX
 from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report
 from workers.errors import MusterError
-from workers.hub import ToolHub
+from workers.hub import ServerState, ToolHub
 
 _CONTROL_SEQUENCES = re.compile(
     r"\x1b\][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"  # OSC: window title, hyperlinks
@@ -53,12 +53,22 @@ def _say(text: str = "") -> None:
 class Progress:
     """Live progress lines: coloured marks on a terminal, plain text when piped."""
 
-    def __init__(self, stream: TextIO, hub: ToolHub) -> None:
+    def __init__(self, stream: TextIO, hub: ToolHub | None) -> None:
         self.stream = stream
         self.hub = hub
         self.tty = stream.isatty()
         self.running: dict[str, tuple[str, float]] = {}
         """Packets dispatched and not reported yet: packet id → (worker, start time)."""
+        self.started = time.monotonic()
+        if hub is not None:  # None: reading a thread back, no servers
+            hub.on_server_start.append(self._server_started)  # servers start on demand
+
+    def _server_started(self, server: str, state: ServerState) -> None:
+        took = f"{time.monotonic() - self.started:.1f} s"
+        if state.up:
+            self.line(f"server {server} up ({took})")
+        else:
+            self.line(f"server {server} DOWN ({took}): {state.last_error or 'did not start'}")
 
     def _mark(self, ok: bool) -> str:
         if not self.tty:  # both four wide, so the worker column lines up
@@ -76,7 +86,11 @@ class Progress:
             packets: list[Handoff] = update.get("packets") or []
             self.line(f"plan: {plural(len(packets), 'packet')}")
             for packet in packets:
-                tools = [s.name for s in self.hub.specs(packet.tool_allow)]
+                # Before its servers start (on demand), a packet's tools are its allowlist.
+                specs = self.hub.specs(packet.tool_allow) if self.hub is not None else []
+                tools = [s.name for s in specs] or [
+                    str(entry) for entry in packet.tool_allow
+                ]
                 self.line(f"  {packet.recipient:<10} tools: {', '.join(tools) or '(none)'}")
             for note in update.get("plan_notes") or []:
                 self.line(f"  note: {note}")

@@ -101,12 +101,20 @@ TOOL_CALL_TIMEOUT_S = 20.0
 
 @asynccontextmanager
 async def open_services(
-    options: MusterOptions, *, audit_db: str | Path | CheckpointStore
+    options: MusterOptions,
+    *,
+    audit_db: str | Path | CheckpointStore,
+    servers_on_demand: bool = True,
 ) -> AsyncIterator[Services]:
-    """Open the audit log in the store `audit_db` (a SQLite file, a PostgreSQL URL) and start
-    every server in `options.servers`; on exit, stop every server the hub started, then close
-    the audit log. Starting the servers counts against the run's deadline: a server that has
-    not started when it passes is down."""
+    """Open the audit log in the store `audit_db` (a SQLite file, a PostgreSQL URL) and the
+    hub for `options.servers`; on exit, stop every server the hub started, then close the
+    audit log.
+
+    `servers_on_demand` (the default): each server starts when a worker that needs it runs,
+    so a ticket that never reads the clock never starts the `time` server (each Python MCP
+    server costs 1.2-1.5 s of CPU to start, mostly importing the SDK). Otherwise (Studio and
+    the fleet's workers, long-lived) every server starts here. A server's start counts against
+    the run's deadline: one that has not started when it passes is down."""
     ensure_approval_secret()  # the orders server started below verifies tokens we mint
     audit = await checkpoint_store(audit_db).open_audit()
     try:
@@ -114,6 +122,7 @@ async def open_services(
             options.servers,
             start_timeout_s=options.limits.cut(SERVER_START_TIMEOUT_S),
             call_timeout_s=options.limits.cut(TOOL_CALL_TIMEOUT_S),
+            on_demand=servers_on_demand,
         )
         try:
             yield Services(
@@ -190,12 +199,14 @@ async def open_runtime(
     planner: Planner | None = None,
     limits: RunLimits | None = None,
     must_exist: bool = False,
+    servers_on_demand: bool = True,
 ) -> AsyncIterator[MusterRuntime]:
     """Open the checkpoint store, start the MCP servers, and build the graph.
 
     The CLI and the batch runner pass the `options` they validated; the notebook, tests and
     benchmarks pass only the parts they set, as keywords (`MusterOptions.resolve` fills in the
-    rest). `must_exist`: refuse a checkpoint database that is not there yet (resuming)."""
+    rest). `must_exist`: refuse a checkpoint database that is not there yet (resuming).
+    `servers_on_demand`: see `open_services`."""
     parts = (db, servers, models, roster, planner, limits)
     if options is None:
         options = MusterOptions.resolve(
@@ -206,7 +217,7 @@ async def open_runtime(
     store = options.store
     async with (
         store.open_saver(must_exist=must_exist, allowed_types=CHECKPOINTED_TYPES) as saver,
-        open_services(options, audit_db=store) as services,
+        open_services(options, audit_db=store, servers_on_demand=servers_on_demand) as services,
     ):
         yield MusterRuntime(
             graph=with_checkpointer(compiled_graph(), saver),

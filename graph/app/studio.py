@@ -74,7 +74,9 @@ async def studio_services(
     outlives this block."""
     directory = directory or studio_dir()
     options = await asyncio.to_thread(_load_options, directory, servers, model)
-    async with open_services(options, audit_db=directory / AUDIT_FILE) as services:
+    async with open_services(
+        options, audit_db=directory / AUDIT_FILE, servers_on_demand=False
+    ) as services:
 
         async def provide() -> Services:
             return services

@@ -20,6 +20,7 @@ from workers.hub.servers_config import (
     load_servers_config,
     parse_servers_config,
 )
+from workers.hub.sessions import ServerState
 
 __all__ = [
     "DEFAULT_SERVERS_FILE",
@@ -27,6 +28,7 @@ __all__ = [
     "CallOutcome",
     "RemoteServerConfig",
     "ServerConfig",
+    "ServerState",
     "ServersConfig",
     "ServersConfigError",
     "StdioServerConfig",

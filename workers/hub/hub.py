@@ -8,10 +8,14 @@ Design, in short:
   ``workers.hub.sessions`` for why the owner task is needed). All workers and all concurrent
   runs share these sessions; one session serves concurrent calls. Spawning a process per call,
   as ``MultiServerMCPClient.get_tools()`` tools do, costs ~200x more per call.
-- **Concurrent start.** Servers start concurrently. One that fails to start, or dies later,
-  is marked down while the others keep working; its next use triggers a restart attempt. A
-  remote server has no process: its death is seen when its connection breaks, and "restart"
-  means opening a new session to the same URL.
+- **Start on demand, or all at once.** ``connect(on_demand=True)`` starts nothing: each server
+  starts when a caller first needs it (``ensure_servers`` for a worker's allowlist, or the
+  first call of one of its tools), so a run starts only the servers its workers use; the
+  ``on_server_start`` listeners hear of each start (progress lines). Without it every server
+  starts at ``connect``. Either way, servers start concurrently. One that fails to start, or
+  dies later, is marked down while the others keep working; its next use triggers a restart
+  attempt. A remote server has no process: its death is seen when its connection breaks, and
+  "restart" means opening a new session to the same URL.
 - **One namespace, exact names.** Tools are catalogued as ``server.tool``. Invalid or
   colliding names are refused at registration (``hub.refused``), so lookups are exact, and so
   are definitions over the limits of ``workers.hub.admission`` or with malformed input
@@ -36,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import TracebackType
@@ -146,9 +150,11 @@ class ToolHub:
             ]
             for name, cfg in config.mcp_servers.items()
         }
-        self._spares_started: asyncio.Task[None] | None = None
+        self._spare_starts: list[asyncio.Task[None]] = []
         self._in_flight: dict[ServerConnection, int] = {}
         self._closed = False
+        self.on_server_start: list[Callable[[str, ServerState], None]] = []
+        """Called after each start attempt of a server's first session (up or not)."""
 
     @classmethod
     async def connect(
@@ -159,8 +165,10 @@ class ToolHub:
         start_timeout_s: float = 15.0,
         result_cap_bytes: int = 16 * 1024,
         sequential: bool = False,
+        on_demand: bool = False,
     ) -> ToolHub:
-        """Start every server (concurrently unless ``sequential``) and pin their tools.
+        """Start every server (concurrently unless ``sequential``) and pin their tools; with
+        ``on_demand``, start none yet (each starts on first need, see `ensure_servers`).
 
         Raises only for an empty config; a server that fails is marked down instead.
         """
@@ -178,27 +186,35 @@ class ToolHub:
             start_timeout_s=start_timeout_s,
             result_cap_bytes=result_cap_bytes,
         )
+        if on_demand:
+            return hub
         try:
             if sequential:  # only for measuring what concurrency buys (bench/hub_latency.py)
                 for conn in hub._conns.values():
-                    await conn.start()
+                    await hub._first_start(conn)
             else:
-                await asyncio.gather(*(conn.start() for conn in hub._conns.values()))
+                await asyncio.gather(*(hub._first_start(c) for c in hub._conns.values()))
         except BaseException:
             await hub.aclose()  # e.g. cancelled mid-start: leave no process behind
             raise
-        for conn in hub._conns.values():
-            if conn.up:
-                hub._pin(conn)
-        if any(hub._spares.values()):
-            hub._spares_started = asyncio.create_task(hub._start_spares())
         return hub
 
-    async def _start_spares(self) -> None:
-        """Start every spare session; one whose tools differ from the pinned first session's
-        is stopped and never used (its server changed, or is not the same server)."""
+    async def _first_start(self, conn: ServerConnection) -> None:
+        """Start a server that never started: pin its tools, start its spare sessions in the
+        background, tell the listeners."""
+        await conn.start()
+        if conn.up:
+            self._pin(conn)
+            if self._spares.get(conn.name) and not self._closed:
+                self._spare_starts.append(asyncio.create_task(self._start_spares(conn.name)))
+        for listener in self.on_server_start:
+            listener(conn.name, conn.state())
 
-        async def one(name: str, spare: ServerConnection) -> None:
+    async def _start_spares(self, name: str) -> None:
+        """Start `name`'s spare sessions; one whose tools differ from the pinned first
+        session's is stopped and never used (its server changed, or is not the same server)."""
+
+        async def one(spare: ServerConnection) -> None:
             await spare.start()
             first = self._conns[name]
             if spare.up and [t.model_dump() for t in spare.tools] != [
@@ -207,9 +223,7 @@ class ToolHub:
                 await spare.stop()
                 spare.last_error = f"server '{name}' spare session lists other tools; not used"
 
-        await asyncio.gather(
-            *(one(name, spare) for name, spares in self._spares.items() for spare in spares)
-        )
+        await asyncio.gather(*(one(spare) for spare in self._spares[name]))
 
     async def __aenter__(self) -> ToolHub:
         return self
@@ -227,9 +241,9 @@ class ToolHub:
         if self._closed:
             return
         self._closed = True
-        if self._spares_started is not None:
-            self._spares_started.cancel()
-            await asyncio.gather(self._spares_started, return_exceptions=True)
+        for task in self._spare_starts:
+            task.cancel()
+        await asyncio.gather(*self._spare_starts, return_exceptions=True)
         spares = [spare for group in self._spares.values() for spare in group]
         await asyncio.gather(*(conn.close() for conn in [*self._conns.values(), *spares]))
         await asyncio.to_thread(shutil.rmtree, self._log_dir, ignore_errors=True)
@@ -263,9 +277,9 @@ class ToolHub:
         ]
 
     async def ensure_servers(self, allow: Sequence[str]) -> list[str]:
-        """Try once to bring up every down server the allowlist names (a server that was down
-        at connect has no catalogued tools, so `specs` alone cannot show it). Returns the
-        servers that are still down."""
+        """Start (or try once to restart) every server the allowlist names that is not up: one
+        not started yet (on demand) or down at connect has no catalogued tools, so `specs`
+        alone cannot show it. Returns the servers that are still down."""
         named = {entry.split(".", 1)[0] for entry in allow if isinstance(entry, str)}
         down = [conn for name, conn in self._conns.items() if name in named and not conn.up]
         await asyncio.gather(*(self._ensure_up(conn) for conn in down))
@@ -319,12 +333,15 @@ class ToolHub:
             # If another caller attempted a restart while we waited for the lock, share its
             # result rather than try again: N parallel calls must not mean N restarts.
             if not conn.up and conn.starts == attempt:
-                await conn.start()
-                if conn.up:
-                    if conn.name in self._pinned:
-                        check_pins(self._catalogue, conn.name, conn.tools)
-                    else:
-                        self._pin(conn)  # it was down at connect: first sight of its tools
+                if attempt == 0:
+                    await self._first_start(conn)  # on demand: first sight of its tools
+                else:
+                    await conn.start()
+                    if conn.up:
+                        if conn.name in self._pinned:
+                            check_pins(self._catalogue, conn.name, conn.tools)
+                        else:
+                            self._pin(conn)  # it was down at connect: first sight of its tools
         return conn.up
 
     async def refresh_definitions(self, server: str) -> list[str]:
@@ -486,8 +503,8 @@ class ToolHub:
 
     async def spares_started(self) -> None:
         """Wait until every spare session has started or failed (a no-op without spares)."""
-        if self._spares_started is not None:
-            await asyncio.shield(self._spares_started)
+        if self._spare_starts:
+            await asyncio.shield(asyncio.gather(*self._spare_starts, return_exceptions=True))
 
     def sessions_up(self, server: str) -> int:
         """How many sessions to `server` are up (1 + its spares that started)."""

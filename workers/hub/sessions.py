@@ -65,6 +65,8 @@ class ServerState:
     pid: int | None
     last_error: str | None
     restarts: int
+    started: bool = True
+    """False for a server started on demand that nobody has needed yet."""
 
 
 class ServerConnection:
@@ -104,7 +106,9 @@ class ServerConnection:
         return max(0, self.starts - 1)
 
     def state(self) -> ServerState:
-        return ServerState(self.up, self.pid if self.up else None, self.last_error, self.restarts)
+        return ServerState(
+            self.up, self.pid if self.up else None, self.last_error, self.restarts, self.starts > 0
+        )
 
     def _connection(self, stop: asyncio.Event) -> Connection:
         """The adapters' connection config; for stdio, also route the child to this object."""

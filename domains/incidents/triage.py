@@ -1,0 +1,393 @@
+"""Incident triage as a pure function: from what the specialists observed to the likely cause.
+
+`diagnose` reads the observations (the error summary of every service, the paged service's
+heap warnings, its week-over-week metrics, the changes of the last days), each with its
+citation, and returns a `Diagnosis`: the category, the causal service and change, the onset,
+the evidence, what is ruled out and why, and what is still unknown. The deploys worker's
+proposal rule and the answer both call it, so the rollback proposed is the cause the answer
+names. Rules, in order:
+
+1. An incident message is a top error that is new in the window (first seen at least 5
+   minutes after its start), frequent (8 or more) and fast (at least 0.8 a minute since it
+   began); everyday noise is none of these. A message naming another service ("payments
+   call failed") marks its service as a victim of that one.
+2. The causal service is the earliest service whose incident messages name no other.
+3. A deploy or config change of that service in the 15 minutes before the onset is the
+   cause (bad_deploy, config_change): roll it back.
+4. Heap pressure (GC-pause warnings, "heap above" sheds) or memory far above the week before
+   is a slow leak: the service's last deploy within the look-back started it; roll it back.
+5. No change: traffic at least twice the week before is a traffic spike; a victim paged for
+   another service's failure is a dependency outage; neither rolls anything back.
+6. No incident message and metrics as the week before: a false alarm, whatever was deployed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+SERVICES = (
+    "gateway", "auth", "checkout", "payments", "cart", "search", "inventory", "shipping",
+    "notifications", "recommendations", "pricing", "profile",
+)
+"""The services of the bundled incident data (servers/incident_world.py)."""
+NEW_AFTER = timedelta(minutes=5)
+MIN_COUNT = 8
+MIN_RATE_PER_MIN = 0.8
+CHANGE_BEFORE_ONSET = timedelta(minutes=15)
+RULED_OUT_SPAN = timedelta(hours=2)
+SPIKE_RATIO = 1.5
+HEAP = re.compile(r"\bheap\b|\bgc pause\b|out of memory", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One JSON observation and its citation (`packet/finding`)."""
+
+    tool: str
+    """The tool's short name (`error_summary`)."""
+    args: dict[str, Any]
+    """Its arguments."""
+    data: dict[str, Any]
+    """What it returned."""
+    cite: str
+    """`packet_id/finding_id`."""
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One incident message in one service."""
+
+    service: str
+    message: str
+    status: Any
+    count: int
+    first_seen: datetime
+    versions: tuple[str, ...]
+    cite: str
+    names: str | None
+    """Another service the message names (the one this service is a victim of), if any."""
+
+
+@dataclass
+class Diagnosis:
+    """The likely cause of an incident and what it rests on."""
+
+    category: str
+    """bad_deploy, config_change, dependency_outage, traffic_spike, slow_leak, false_alarm,
+    or unknown."""
+    service: str | None
+    """The causal service."""
+    paged_service: str | None
+    """The service the page is about."""
+    change: dict[str, Any] | None = None
+    """The causal change (a `list_changes` entry), if any."""
+    change_cite: str = ""
+    """Where the change was observed."""
+    onset: datetime | None = None
+    """When the causal service began to misbehave."""
+    evidence: list[tuple[str, list[str]]] = field(default_factory=list)
+    """Sentences and the findings each rests on."""
+    ruled_out: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    """(change id, why not, cites)."""
+    unknown: list[str] = field(default_factory=list)
+    """What the observations could not settle."""
+
+    @property
+    def change_id(self) -> str | None:
+        """The causal change's id."""
+        return str(self.change["change_id"]) if self.change else None
+
+    @property
+    def rollback(self) -> bool:
+        """True when the mitigation is rolling the causal change back."""
+        return self.change is not None and self.category in (
+            "bad_deploy", "config_change", "slow_leak"
+        )
+
+
+def when(text: Any) -> datetime | None:
+    """A tool's `YYYY-MM-DDTHH:MM:SSZ` as an aware datetime."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return None
+
+
+def hhmm(moment: datetime | None) -> str:
+    """14:03 (with the date when it is not the page's day: callers add it)."""
+    return moment.strftime("%H:%M") if moment else "?"
+
+
+def seen_from(findings: Iterable[tuple[str, Any]]) -> list[Seen]:
+    """`Seen` observations from (cite, finding) pairs; text that is not JSON is skipped."""
+    out: list[Seen] = []
+    for cite, finding in findings:
+        try:
+            data = json.loads(finding.observation)
+        except (json.JSONDecodeError, TypeError):
+            continue
+        if isinstance(data, dict):
+            tool = str(finding.tool).split(".", 1)[-1]
+            out.append(Seen(tool, dict(finding.args), data, cite))
+    return out
+
+
+def _named_service(message: str, own: str) -> str | None:
+    lowered = message.lower()
+    for name in SERVICES:
+        if name != own and re.search(rf"\b{name}\b", lowered):
+            return name
+    return None
+
+
+def incident_signals(summary: Seen) -> tuple[list[Signal], list[Signal]]:
+    """(incident messages, heap messages) in an all-services error summary."""
+    since, until = when(summary.data.get("since")), when(summary.data.get("until"))
+    signals: list[Signal] = []
+    heap: list[Signal] = []
+    if since is None or until is None:
+        return signals, heap
+    for service in summary.data.get("services") or []:
+        name = str(service.get("service"))
+        for error in service.get("top_errors") or []:
+            first = when(error.get("first_seen"))
+            if first is None:
+                continue
+            count = int(error.get("count") or 0)
+            message = str(error.get("message") or "")
+            signal = Signal(
+                name, message, error.get("status"), count, first,
+                tuple(error.get("versions") or ()), summary.cite, _named_service(message, name),
+            )
+            minutes = max(1.0, (until - first).total_seconds() / 60)
+            if HEAP.search(message) and count >= 3:
+                heap.append(signal)
+            elif first >= since + NEW_AFTER and count >= MIN_COUNT and count / minutes >= (
+                MIN_RATE_PER_MIN
+            ):
+                signals.append(signal)
+    return signals, heap
+
+
+def _pick(seen: Sequence[Seen], tool: str, **args: Any) -> Seen | None:
+    for item in seen:
+        if item.tool == tool and all(item.args.get(k, "") == v for k, v in args.items()):
+            return item
+    return None
+
+
+def _week_over_week(seen: Sequence[Seen], service: str | None) -> dict[str, dict[str, Any]]:
+    for item in seen:
+        if item.tool == "compare_week_over_week" and item.data.get("service") == service:
+            return {str(m.get("metric")): {**m, "cite": item.cite}
+                    for m in item.data.get("metrics") or [] if isinstance(m, dict)}
+    return {}
+
+
+def _changes(seen: Sequence[Seen], until: datetime | None) -> tuple[list[dict[str, Any]], str]:
+    for item in seen:
+        if item.tool == "list_changes":
+            changes = [
+                c for c in item.data.get("changes") or []
+                if isinstance(c, dict) and c.get("kind") in ("deploy", "config")
+                and (until is None or (when(c.get("at")) or until) <= until)
+            ]
+            return changes, item.cite
+    return [], ""
+
+
+def _describe(change: dict[str, Any]) -> str:
+    kind = change.get("kind")
+    what = "deploy" if kind == "deploy" else f"config change of {change.get('target')}"
+    return (f"{change.get('service')} {what} {change.get('change_id')} "
+            f"({change.get('from')} -> {change.get('to')}) at {hhmm(when(change.get('at')))} "
+            f"by {change.get('author')}")
+
+
+def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) -> Diagnosis:
+    """The likely cause from the observations (see the module docstring for the rules)."""
+    summary = next((s for s in seen if s.tool == "error_summary" and not s.args.get("service")),
+                   None)
+    signals, heap = incident_signals(summary) if summary else ([], [])
+    pressure = _pick(seen, "search_logs")
+    if pressure is not None:
+        for line in pressure.data.get("lines") or []:
+            if isinstance(line, dict) and HEAP.search(str(line.get("message") or "")):
+                heap.append(Signal(
+                    str(line.get("service")), str(line.get("message")), None,
+                    int(pressure.data.get("total") or 1), when(line.get("ts")) or datetime.now(UTC),
+                    (str(line.get("version")),), pressure.cite, None,
+                ))
+                break
+    until = at or (when(summary.data.get("until")) if summary else None)
+    changes, changes_cite = _changes(seen, until)
+    diag = Diagnosis(category="unknown", service=None, paged_service=paged)
+    if summary is None:
+        diag.unknown.append("the error summary of every service could not be read")
+    if not changes_cite:
+        diag.unknown.append("the deploy and config-change history could not be read")
+
+    # 1-2: the causal service.
+    by_service: dict[str, list[Signal]] = {}
+    for signal in signals:
+        by_service.setdefault(signal.service, []).append(signal)
+    roots = [s for s in signals if s.names is None]
+    causal: str | None = None
+    if roots:
+        causal = min(roots, key=lambda s: s.first_seen).service
+    elif signals:
+        causal = min(signals, key=lambda s: s.first_seen).names
+    if causal is not None:
+        own = by_service.get(causal) or [s for s in signals if s.names == causal]
+        diag.service = causal
+        diag.onset = min(s.first_seen for s in own).replace(second=0)
+        for signal in own[:2]:
+            versions = f" (only from version {', '.join(signal.versions)})" if len(
+                signal.versions) == 1 else ""
+            diag.evidence.append((
+                f"From {hhmm(signal.first_seen)} {signal.service} logged {signal.count} × "
+                f"{signal.status} \"{signal.message}\"{versions}, new in the window.",
+                [signal.cite],
+            ))
+        for victim in [s for s in signals if s.names == causal and s.service != causal][:2]:
+            diag.evidence.append((
+                f"{victim.service} failed because of it from {hhmm(victim.first_seen)}: "
+                f"{victim.count} × \"{victim.message}\".",
+                [victim.cite],
+            ))
+
+    # 3: a change of the causal service just before the onset.
+    if causal is not None and diag.onset is not None:
+        before = [
+            c for c in changes
+            if c.get("service") == causal and (moment := when(c.get("at"))) is not None
+            and diag.onset - CHANGE_BEFORE_ONSET <= moment <= diag.onset + timedelta(minutes=1)
+        ]
+        if before:
+            change = max(before, key=lambda c: str(c.get("at")))
+            diag.change, diag.change_cite = change, changes_cite
+            diag.category = "bad_deploy" if change.get("kind") == "deploy" else "config_change"
+            gap = (diag.onset - when(change["at"])).total_seconds()  # type: ignore[operator]
+            diag.evidence.insert(0, (
+                f"The {_describe(change)} came {max(1, round(gap / 60))} min before "
+                "the errors began in the same service.",
+                [changes_cite],
+            ))
+
+    metrics = _week_over_week(seen, paged)
+    errors = metrics.get("error_rate")
+    if diag.change is not None and causal == paged and errors and errors.get("change") == "higher":
+        load = metrics.get("requests") or {}
+        diag.evidence.append((
+            f"{paged} error_rate averages {errors['current'].get('mean')} against "
+            f"{errors['week_before'].get('mean')} the week before; requests are "
+            f"{load.get('change', 'unknown')} (not a traffic spike).", [str(errors["cite"])],
+        ))
+    # 4: a slow leak.
+    leak_service = heap[0].service if heap else None
+    memory = metrics.get("memory")
+    if diag.change is None and leak_service is None and memory and memory.get("change") == (
+        "higher"
+    ) and not signals:
+        leak_service = paged
+    if diag.change is None and leak_service is not None:
+        deploys = [c for c in changes if c.get("service") == leak_service
+                   and c.get("kind") == "deploy"]
+        versions = {v for s in heap for v in s.versions}
+        started = [c for c in deploys if c.get("to") in versions] or deploys
+        diag.category, diag.service = "slow_leak", leak_service
+        if heap:
+            diag.evidence.append((
+                f"{leak_service} is under heap pressure: \"{heap[0].message}\" "
+                f"(version {', '.join(sorted(versions))}).", [heap[0].cite],
+            ))
+        if memory and leak_service == paged:
+            diag.evidence.append((
+                f"{paged} memory averages {memory['current'].get('mean')} of its limit against "
+                f"{memory['week_before'].get('mean')} the week before.", [str(memory["cite"])],
+            ))
+        if started:
+            change = max(started, key=lambda c: str(c.get("at")))
+            diag.change, diag.change_cite = change, changes_cite
+            diag.onset = when(change.get("at"))
+            diag.evidence.insert(0, (
+                f"The leak began with the {_describe(change)} on "
+                f"{str(change.get('at'))[:10]}: the service's last deploy.", [changes_cite],
+            ))
+        else:
+            diag.unknown.append(f"which change started the leak in {leak_service}")
+
+    # 5: no change to blame.
+    requests = metrics.get("requests")
+    if diag.category == "unknown" and causal is not None:
+        spike = requests is not None and (
+            requests.get("change") == "higher"
+            or float(requests.get("mean_ratio") or 0) >= SPIKE_RATIO
+        )
+        if spike and requests and causal == paged:
+            diag.category = "traffic_spike"
+            diag.evidence.append((
+                f"{paged} traffic is {requests.get('mean_ratio')}× the week before "
+                f"({requests['current'].get('mean')} against {requests['week_before'].get('mean')}"
+                " requests a minute): load, not a change.", [str(requests["cite"])],
+            ))
+        elif causal != paged:
+            diag.category = "dependency_outage"
+        elif not metrics:
+            diag.unknown.append(
+                f"whether {causal} is overloaded (traffic) or failing on its own: no metrics"
+            )
+        else:
+            diag.unknown.append(
+                f"why {causal} fails: no change of its own, and its traffic is as usual"
+            )
+        if diag.category in ("dependency_outage", "traffic_spike") and changes_cite:
+            diag.evidence.append((
+                f"No deploy or config change of {causal} in the 15 minutes before its onset.",
+                [changes_cite],
+            ))
+    # 6: nothing moved.
+    if diag.category == "unknown" and causal is None and leak_service is None:
+        moved = [m for m, v in metrics.items() if v.get("change") != "similar"]
+        if metrics and not moved:
+            diag.category = "false_alarm"
+            cite = str(next(iter(metrics.values()))["cite"])
+            diag.evidence.append((
+                f"Every {paged} metric is as the week before (week over week: similar "
+                "throughout) and no service logged a new burst of errors.",
+                [cite] + ([summary.cite] if summary else []),
+            ))
+        elif not metrics:
+            diag.unknown.append(
+                f"whether {paged} metrics moved: without them a false alarm cannot be told "
+                "from a quiet failure"
+            )
+        else:
+            diag.unknown.append(f"why {paged} {', '.join(moved)} moved with no error burst")
+
+    # Ruled out: every other change in the two hours before the page.
+    if until is not None:
+        for change in changes:
+            moment = when(change.get("at"))
+            if moment is None or moment < until - RULED_OUT_SPAN or change is diag.change:
+                continue
+            if diag.onset is not None and moment > diag.onset and (
+                change.get("service") == diag.service
+            ):
+                why = f"it came after the onset at {hhmm(diag.onset)}"
+            elif diag.onset is not None and moment > diag.onset:
+                why = (f"it came after the onset at {hhmm(diag.onset)}, in another service "
+                       f"({change.get('service')})")
+            elif change.get("service") not in by_service:
+                why = f"{change.get('service')} logged no new errors after it"
+            else:
+                why = f"the errors of {change.get('service')} do not start right after it"
+            diag.ruled_out.append((str(change.get("change_id")), why, [changes_cite]))
+    return diag

@@ -1,0 +1,236 @@
+"""Domain packs: everything that makes Muster about support tickets, or about incidents.
+
+A pack is one folder, `domains/<name>/` (or any folder given by path), holding data and small
+plug-ins; the graph, the hub, recovery, approvals and checkpoints stay the same for every
+domain (principle 13). `domain.json` names the pack's parts:
+
+```json
+{"name": "incidents", "description": "...", "roster": "roster.json", "servers": "servers.json",
+ "planner": "planner.json", "eval": {"dataset": "incidents.jsonl", "labels": "labels.jsonl"}}
+```
+
+- `roster` (required): the workers, their least-privilege allowlists and the shared facts;
+- `servers`: the `mcpServers` file the hub starts (support: `MUSTER_SERVERS`, else the default);
+- `planner`: a keyword table for the data-only planner (`graph.planners.keywords`), unless
+  the plug-in has its own;
+- `plugin.py` (optional), loaded from the folder as a package of its own, may define
+  `plan(request, roster)`, `read_request(request) -> TicketReading`, `INTENTS` (every intent
+  its reading can produce), `compose_answer(state) -> Answer`, `render_answer(answer, state)`,
+  `PROPOSAL_RULES` (`{tool: (check, suggest)}`, registered with `workers.proposals`),
+  `FALLBACKS` (`{worker: Snapshot}`), `score(values, labels)` and `TARGETS` for `muster eval`,
+  and `SCENARIOS`.
+
+Select a pack with `--domain NAME|PATH` or `MUSTER_DOMAIN`; `support` is the default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from graph.fallbacks import FALLBACKS
+from graph.planners.base import Planner
+from graph.planners.intents import TicketReading
+from graph.planners.keywords import KeywordTable, load_keyword_table
+from workers.errors import ConfigError
+from workers.proposals import register_proposal_rule
+from workers.roster import Roster, load_roster
+
+DOMAINS_DIR = Path(__file__).resolve().parents[1] / "domains"
+"""Where the bundled packs live, one folder each."""
+DEFAULT_DOMAIN = "support"
+"""The pack used unless `--domain` or `MUSTER_DOMAIN` names another."""
+DOMAIN_ENV = "MUSTER_DOMAIN"
+"""The environment fallback for `--domain`."""
+MANIFEST = "domain.json"
+"""The file that makes a folder a pack."""
+
+Reader = Callable[[str], TicketReading]
+"""Reads a request into its intents (and what else the rules see)."""
+
+
+@dataclass(frozen=True)
+class DomainPack:
+    """One loaded domain pack: its data and its plug-in hooks."""
+
+    name: str
+    """The pack's name (`support`, `incidents`)."""
+    ref: str
+    """How it was selected: a bundled name, or the folder's absolute path."""
+    folder: Path
+    """The pack's folder."""
+    description: str
+    """One line for `--help` and the README."""
+    roster: Roster
+    """Its workers (the roster's `domain` is `ref`, so every stage finds the pack again)."""
+    servers_file: Path | None
+    """Its `mcpServers` file; None: the default (`MUSTER_SERVERS`, else servers/servers.json)."""
+    planner: Planner
+    """Writes the packets for a request."""
+    read: Reader
+    """Reads a request's intents, for `plan` and the answer."""
+    intents: frozenset[str]
+    """Every intent `read` can produce: how an answer finds its pack from a thread's state."""
+    plugin: ModuleType | None = None
+    """The pack's `plugin.py`, if it has one."""
+    eval_files: dict[str, Path] = field(default_factory=dict)
+    """`dataset` (and `labels`) for `muster eval`, when the pack has an eval set."""
+
+    def hook(self, name: str) -> Any:
+        """The plug-in's `name`, or None when the pack does not define it."""
+        return getattr(self.plugin, name, None) if self.plugin is not None else None
+
+
+def domain_ref(given: str | Path | None = None) -> str:
+    """The pack to use: `given`, else `MUSTER_DOMAIN`, else `support`."""
+    return str(given or os.environ.get(DOMAIN_ENV) or DEFAULT_DOMAIN)
+
+
+def _folder(ref: str) -> Path:
+    """The folder a pack reference names: a bundled name or a path."""
+    if "/" not in ref and ref not in (".", ".."):
+        folder = DOMAINS_DIR / ref
+        if (folder / MANIFEST).is_file():
+            return folder
+        known = ", ".join(bundled_domains())
+        raise ConfigError(f"unknown domain {ref!r}; bundled: {known} (or give a pack's folder)")
+    folder = Path(ref).expanduser().resolve()
+    if not (folder / MANIFEST).is_file():
+        raise ConfigError(f"{folder} is not a domain pack: it has no {MANIFEST}")
+    return folder
+
+
+def bundled_domains() -> list[str]:
+    """The names of the packs under `domains/`."""
+    return sorted(p.parent.name for p in DOMAINS_DIR.glob(f"*/{MANIFEST}"))
+
+
+def _load_plugin(folder: Path, name: str) -> ModuleType | None:
+    """`plugin.py` imported as `<package>.plugin`, the folder being a package of its own, so
+    its sibling modules import with relative imports (`from .triage import diagnose`)."""
+    if not (folder / "plugin.py").is_file():
+        return None
+    tag = hashlib.sha256(str(folder).encode()).hexdigest()[:8]
+    package = f"muster_domain_{''.join(c if c.isalnum() else '_' for c in name)}_{tag}"
+    if package not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+        module = importlib.util.module_from_spec(spec)
+        module.__path__ = [str(folder)]
+        sys.modules[package] = module
+    return importlib.import_module(f"{package}.plugin")
+
+
+_LOADED: dict[str, DomainPack] = {}
+"""Every pack loaded in this process, by ref."""
+
+
+def load_domain(given: str | Path | None = None) -> DomainPack:
+    """The pack `given` names (see `domain_ref`), loaded once per process; a `ConfigError`
+    (exit 2) says what is wrong with a pack that does not load."""
+    ref = domain_ref(given)
+    if "/" not in ref and ref in _LOADED:
+        return _LOADED[ref]  # no file-system call: nodes look packs up on the event loop
+    folder = _folder(ref)
+    key = ref if "/" not in ref else str(folder)
+    if key in _LOADED:
+        return _LOADED[key]
+    pack = _read_pack(folder, key)
+    _LOADED[key] = pack
+    # The bundled packs' intents too, now (they are read from files): `pack_for_intents`
+    # runs in nodes, where Studio's server refuses blocking file-system calls.
+    _bundled_intents()
+    return pack
+
+
+def _read_pack(folder: Path, ref: str) -> DomainPack:
+    try:
+        manifest: dict[str, Any] = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ConfigError(f"domain pack {folder}: {MANIFEST} is unreadable: {error}") from None
+    name = str(manifest.get("name") or folder.name)
+    plugin = _load_plugin(folder, name)
+
+    def path(key: str) -> Path | None:
+        value = manifest.get(key)
+        return (folder / str(value)).resolve() if value else None
+
+    roster_file = path("roster")
+    roster = load_roster(roster_file) if roster_file else load_roster()
+    roster = roster.model_copy(update={"domain": ref})
+    table: KeywordTable | None = None
+    planner_file = path("planner")
+    if planner_file is not None:
+        table = load_keyword_table(planner_file)
+    planner = getattr(plugin, "plan", None) or (table.plan if table else None)
+    reader = getattr(plugin, "read_request", None) or (table.read if table else None)
+    if planner is None or reader is None:
+        raise ConfigError(
+            f"domain pack {folder} has no planner: give {MANIFEST} a `planner` keyword table "
+            "or define plan() and read_request() in its plugin.py"
+        )
+    intents = getattr(plugin, "INTENTS", None) or (table.intent_names if table else ())
+    for tool, (check, suggest) in (getattr(plugin, "PROPOSAL_RULES", None) or {}).items():
+        register_proposal_rule(tool, check, suggest)
+    for worker, snapshot in (getattr(plugin, "FALLBACKS", None) or {}).items():
+        FALLBACKS.setdefault(worker, snapshot)
+    evals = manifest.get("eval") or {}
+    return DomainPack(
+        name=name,
+        ref=ref,
+        folder=folder,
+        description=str(manifest.get("description") or ""),
+        roster=roster,
+        servers_file=path("servers"),
+        planner=planner,
+        read=reader,
+        intents=frozenset(intents),
+        plugin=plugin,
+        eval_files={k: (folder / str(v)).resolve() for k, v in evals.items()},
+    )
+
+
+def pack_of(roster: Roster) -> DomainPack:
+    """The pack a run's roster came from."""
+    return load_domain(roster.domain)
+
+
+def read_request(request: str, roster: Roster) -> TicketReading:
+    """What the rules of the roster's domain read from a request (its intents first)."""
+    return pack_of(roster).read(request)
+
+
+@cache
+def _bundled_intents() -> dict[str, str]:
+    """Intent -> bundled pack name, for packs other than support (read from their files)."""
+    found: dict[str, str] = {}
+    for name in bundled_domains():
+        if name != DEFAULT_DOMAIN:
+            for intent in load_domain(name).intents:
+                found.setdefault(intent, name)
+    return found
+
+
+def pack_for_intents(intents: Iterable[str]) -> DomainPack:
+    """The pack whose reading produced these intents (a thread's state names no domain, its
+    intents do): a loaded pack first, then a bundled one, else support."""
+    wanted = set(intents)
+    if wanted:
+        for pack in list(_LOADED.values()):
+            if pack.name != DEFAULT_DOMAIN and wanted <= pack.intents:
+                return pack
+        for intent in wanted:
+            name = _bundled_intents().get(intent)
+            if name is not None:
+                return load_domain(name)
+    return load_domain(DEFAULT_DOMAIN)

@@ -1,0 +1,109 @@
+"""Domain packs: a third domain added from a temporary folder, with no change to `graph/` or
+the hub, runs a request end to end (real stdio server written into the folder, real SQLite
+saver, offline model); the bundled packs load; support stays the default.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+from graph.app.options import MusterOptions
+from graph.app.runtime import open_runtime, stream_run
+from graph.domains import bundled_domains, load_domain, pack_for_intents
+from tests.conftest import MusterEnv, calls_so_far
+from workers.errors import ConfigError
+
+TOY_SERVER = '''
+"""A toy MCP server for the toy domain: one read-only tool."""
+
+import json
+
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+from servers.call_log import record
+
+mcp = FastMCP("toy", log_level="WARNING")
+
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True), structured_output=False)
+def forecast(query: str) -> str:
+    """The weather forecast for what the request asks about."""
+    record("toy", "forecast", {"query": query})
+    return json.dumps({"query": query, "forecast": "sunny, 24 C"})
+
+
+if __name__ == "__main__":
+    mcp.run()
+'''
+
+
+def write_toy_pack(folder: Path) -> Path:
+    """A whole domain pack: manifest, roster, servers file, keyword planner and its server."""
+    folder.mkdir()
+    (folder / "toy_server.py").write_text(textwrap.dedent(TOY_SERVER), encoding="utf-8")
+    files = {
+        "domain.json": {"name": "toy", "description": "weather questions", "roster": "roster.json",
+                        "servers": "servers.json", "planner": "planner.json"},
+        "roster.json": {"workers": {
+            "forecaster": {"description": "You look up the forecast.",
+                           "privileges": ["toy.forecast"], "capabilities": ["weather"],
+                           "max_steps": 2},
+            "escalation": {"description": "You hand the request to a human.", "privileges": [],
+                           "capabilities": ["human"], "max_steps": 1},
+        }},
+        "servers.json": {"mcpServers": {"toy": {
+            "command": "python", "args": [str(folder / "toy_server.py")], "env": {},
+            "inheritEnv": ["MUSTER_CALL_LOG"],
+        }}},
+        "planner.json": {"intents": [{
+            "name": "weather_question", "label": "the weather", "keywords": ["weather", "rain"],
+            "packets": [{"worker": "forecaster", "objective": "Find the forecast asked for.",
+                         "inputs": {"query": "{request}"}}],
+        }]},
+    }
+    for name, data in files.items():
+        (folder / name).write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+def test_bundled_packs_load_and_support_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MUSTER_DOMAIN", raising=False)
+    assert {"support", "incidents"} <= set(bundled_domains())
+    assert load_domain().name == "support"
+    incidents = load_domain("incidents")
+    assert set(incidents.roster.workers) == {"logs", "metrics", "deploys", "escalation"}
+    assert incidents.roster.workers["deploys"].proposes == ("deploys.rollback",)
+    assert "deploys.rollback" not in incidents.roster.workers["deploys"].privileges
+    assert pack_for_intents(["duplicate_charge"]).name == "support"
+    assert pack_for_intents(["incident_triage"]).name == "incidents"
+    with pytest.raises(ConfigError, match="unknown domain 'nope'"):
+        load_domain("nope")
+
+
+@pytest.mark.integration
+async def test_a_toy_domain_from_a_temporary_folder_runs_end_to_end(
+    muster_env: MusterEnv, tmp_path: Path
+) -> None:
+    folder = write_toy_pack(tmp_path / "toy")
+    options = MusterOptions.resolve(db=muster_env.checkpoint_db, domain=str(folder))
+    assert set(options.roster.workers) == {"forecaster", "escalation"}
+    assert list(options.servers.mcp_servers) == ["toy"]
+    async with open_runtime(options) as runtime:
+        values = await stream_run(
+            runtime, f"toy-{uuid.uuid4().hex[:8]}", {"request": "Will it rain in Paris? weather"}
+        )
+    assert values["intents"] == ["weather_question"]
+    (packet,) = values["packets"]
+    assert (packet.recipient, packet.tool_allow) == ("forecaster", ("toy.forecast",))
+    (report,) = values["reports"]
+    assert report.status == "ok" and report.findings[0].tool == "toy.forecast"
+    answer = values["answer"]
+    assert answer.status == "complete" and not answer.degraded
+    assert "sunny, 24 C" in answer.text
+    assert calls_so_far(muster_env.call_log, server="toy", tool="forecast") == 1
