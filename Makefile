@@ -5,7 +5,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed-stamp
 TICKET  := Customer says order \#12345 was charged twice. What happened and what can we do?
 
-.PHONY: setup demo test test-fast check lint typecheck pytest bench eval studio reset clean distclean
+.PHONY: setup demo test test-fast check lint typecheck pytest bench eval studio notebook reset clean distclean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -48,6 +48,15 @@ studio: $(STAMP) ## LangGraph Studio on a free local port (langgraph dev, in-mem
 	port=$$($(PY) -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
 	echo "Studio API on http://127.0.0.1:$$port"; \
 	$(VENV)/bin/langgraph dev --no-browser --host 127.0.0.1 --port $$port --no-reload
+
+NOTEBOOK_STAMP := $(VENV)/.notebook-stamp
+
+$(NOTEBOOK_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,notebook]'
+	touch $(NOTEBOOK_STAMP)
+
+notebook: $(NOTEBOOK_STAMP) ## open examples/quickstart.ipynb in Jupyter (installs the front end once); its python3 kernel is .venv
+	$(VENV)/bin/jupyter notebook examples/quickstart.ipynb
 
 reset: ## restore the demo data (orders re-seeded on the next start; threads, traces and batch answers gone); keeps .venv
 	rm -rf var checkpoints/*.sqlite* checkpoints/*.answers.jsonl examples/*.answers.jsonl

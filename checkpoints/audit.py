@@ -19,6 +19,8 @@ from typing import Any
 
 import aiosqlite
 
+from checkpoints.inline_sqlite import connect_inline
+
 SCHEMA = """CREATE TABLE IF NOT EXISTS muster_audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL, thread_id TEXT NOT NULL, event TEXT NOT NULL,
@@ -77,12 +79,20 @@ class AuditLog:
         self._conn = conn
 
     @classmethod
-    async def open(cls, path: str | Path) -> AuditLog:
-        """Open (and create) the audit table in `path`."""
-        # aiosqlite's worker thread, not inline like the checkpointer: a few rows per ticket at
-        # most, and Studio's server (`langgraph dev`) refuses blocking calls on its event loop.
-        # 30 s: wait for other processes' writers, do not fail.
-        conn = await aiosqlite.connect(str(path), timeout=30)
+    async def open(cls, path: str | Path, *, on_loop: bool = True) -> AuditLog:
+        """Open (and create) the audit table in `path`.
+
+        `on_loop`: run its statements inline on the event loop, like the checkpointer and the
+        lease (checkpoints/inline_sqlite.py). It must, in a process that has those: a write
+        on aiosqlite's thread spans two hops (the insert, then the commit), and a lease or
+        checkpoint write waiting inline for that lock in between would block the very loop
+        the commit needs (a 30 s stall, then "database is locked"). Off only where the loop
+        refuses blocking calls and nothing else writes the file inline (Studio's server).
+        30 s: wait for other processes' writers, do not fail."""
+        if on_loop:
+            conn: aiosqlite.Connection = await connect_inline(path, timeout=30)
+        else:
+            conn = await aiosqlite.connect(str(path), timeout=30)
         await conn.execute(SCHEMA)
         async with conn.execute("PRAGMA table_info(muster_audit)") as cursor:
             columns = {row[1] async for row in cursor}

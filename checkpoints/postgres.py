@@ -215,8 +215,8 @@ class PostgresStore:
         (and `MusterPostgresSaver` lets the pool be used concurrently)."""
         yield [saver] * count
 
-    async def open_audit(self) -> AuditLog:
-        from checkpoints.postgres_audit import PostgresAuditLog
+    async def open_audit(self, *, on_loop: bool = True) -> AuditLog:
+        from checkpoints.postgres_audit import PostgresAuditLog  # asyncio-native: no `on_loop`
 
         return await PostgresAuditLog.open(self.url)
 

@@ -89,8 +89,9 @@ class PostgresAuditLog(AuditLog):
             return await cursor.fetchall() if cursor.description is not None else []
 
     @classmethod
-    async def open(cls, path: Any) -> PostgresAuditLog:
-        """Open the audit table in the PostgreSQL database at URL `path` (created if new)."""
+    async def open(cls, path: Any, *, on_loop: bool = True) -> PostgresAuditLog:
+        """Open the audit table in the PostgreSQL database at URL `path` (created if new);
+        psycopg is asyncio-native, so `on_loop` changes nothing."""
         conn = await connect(str(path))
         try:
             async with schema_lock(conn):

@@ -85,8 +85,9 @@ class CheckpointStore(Protocol):
         """`count` more savers for concurrent threads besides `saver` (batch lanes)."""
         ...
 
-    async def open_audit(self) -> AuditLog:
-        """The audit log in this store (close it, or use it as an async context manager)."""
+    async def open_audit(self, *, on_loop: bool = True) -> AuditLog:
+        """The audit log in this store (close it, or use it as an async context manager);
+        `on_loop`: see `AuditLog.open` (SQLite only)."""
         ...
 
     def hold_thread(
@@ -139,8 +140,8 @@ class SqliteStore:
                 for _ in range(count)
             ]
 
-    async def open_audit(self) -> AuditLog:
-        return await AuditLog.open(self.path)
+    async def open_audit(self, *, on_loop: bool = True) -> AuditLog:
+        return await AuditLog.open(self.path, on_loop=on_loop)
 
     def hold_thread(
         self, thread_id: str, *, must_exist: bool = False

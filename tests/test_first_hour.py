@@ -44,6 +44,10 @@ VENV_BIN = Path(sys.executable).parent
 HEAVY = ("langgraph", "langchain_core", "mcp", "pydantic", "aiosqlite", "psycopg", "workers.hub")
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""A terminal escape sequence (colour, erase line)."""
+
+
 def muster_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "graph.app.cli", *args]
 
@@ -389,7 +393,7 @@ def test_on_a_terminal_the_first_line_comes_at_once_then_the_servers(
     )
     os.close(terminal)
     seen: list[tuple[float, str]] = []
-    buffer = b""
+    buffer = raw = b""
     try:
         while True:  # to the end of the run
             ready, _, _ = select.select([controller], [], [], HANG_TIMEOUT_S)
@@ -401,9 +405,11 @@ def test_on_a_terminal_the_first_line_comes_at_once_then_the_servers(
             if not chunk:
                 break
             buffer += chunk
+            raw += chunk
             *lines, buffer = buffer.split(b"\n")
             now = time.monotonic() - started
-            seen += [(now, line.decode(errors="replace").strip()) for line in lines]
+            # As a person reads it: no escape sequences (colours, the status line's erase).
+            seen += [(now, ANSI.sub("", line.decode(errors="replace")).strip()) for line in lines]
         proc.wait(timeout=HANG_TIMEOUT_S)
     finally:
         if proc.poll() is None:
@@ -417,6 +423,9 @@ def test_on_a_terminal_the_first_line_comes_at_once_then_the_servers(
     policy_done = next(at for at, text in seen if "policy" in text and "finding" in text)
     running = [(at, text) for at, text in seen if "running: " in text and "policy" in text]
     assert running and running[0][0] <= policy_done, seen
+    # The status line is redrawn in place while the slow worker runs: its time grows.
+    redrawn = re.findall(rb"\r\x1b\[2K\x1b\[2m  running: [^\r\n]*?policy (\d+\.\d) s", raw)
+    assert len({float(t) for t in redrawn}) >= 2, raw[-2000:]
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
     assert first_at < max(1.0, load), f"first line after {first_at:.2f}s (load {load:.1f}/cpu)"
 

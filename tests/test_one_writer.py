@@ -301,8 +301,9 @@ def test_two_resumes_after_a_sigkill_run_the_work_once(muster_env: MusterEnv) ->
             "the plan in the checkpoint store",
             proc=run.proc,
         )
+        # Servers start on demand: the demo's three (orders, kb, policy) as its workers start.
+        wait_until(lambda: len(_children(run.proc.pid)) >= 3, "the workers' servers", proc=run.proc)
         servers = _children(run.proc.pid)
-        assert len(servers) >= 3, servers
         assert [d.name for d in tmp.iterdir()][0].startswith(f"muster-hub-{run.proc.pid}-")
         os.kill(run.proc.pid, signal.SIGKILL)
         killed_at = time.monotonic()

@@ -119,9 +119,10 @@ async def _finish(
     drain.controls.add(control)
     drain.install()
     try:
-        values = await stream_run(
-            runtime, thread_id, payload, on_update=progress, control=control, services=services
-        )
+        async with progress.ticking():
+            values = await stream_run(
+                runtime, thread_id, payload, on_update=progress, control=control, services=services
+            )
     except GraphDrained as drained:
         print(
             f"stopped cleanly ({drained.reason}); state is saved. "

@@ -9,11 +9,13 @@ nothing. JSON output needs no such pass: `json.dumps` escapes every control char
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import getpass
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, TextIO
 
 from langgraph.types import StateSnapshot
@@ -50,8 +52,14 @@ def _say(text: str = "") -> None:
     print(printable(text))
 
 
+TICK_S = 0.5
+"""How often a terminal's `running:` status line is redrawn while workers run."""
+
+
 class Progress:
-    """Live progress lines: coloured marks on a terminal, plain text when piped."""
+    """Live progress lines: coloured marks on a terminal, plain text when piped. On a
+    terminal, `ticking()` also keeps one status line redrawn in place (which workers run, for
+    how long) until the next progress line replaces it."""
 
     def __init__(self, stream: TextIO, hub: ToolHub | None) -> None:
         self.stream = stream
@@ -60,6 +68,8 @@ class Progress:
         self.running: dict[str, tuple[str, float]] = {}
         """Packets dispatched and not reported yet: packet id → (worker, start time)."""
         self.started = time.monotonic()
+        self._status_shown = False
+        """A status line (no newline) is on screen: the next line first erases it."""
         if hub is not None:  # None: reading a thread back, no servers
             hub.on_server_start.append(self._server_started)  # servers start on demand
 
@@ -79,7 +89,42 @@ class Progress:
         """One line of progress (control sequences removed), flushed at once; `ok` prefixes
         a pass/fail mark."""
         mark = "" if ok is None else self._mark(ok) + " "
+        self._erase_status()
         print(mark + printable(text), file=self.stream, flush=True)
+
+    def _erase_status(self) -> None:
+        if self._status_shown:
+            self.stream.write("\r\033[2K")  # back to column 0, clear the line
+            self._status_shown = False
+
+    @contextlib.asynccontextmanager
+    async def ticking(self) -> AsyncIterator[None]:
+        """While the block runs, on a terminal, redraw the running workers' status line every
+        `TICK_S` (elapsed times grow while a slow worker runs); piped output is unchanged."""
+        if not self.tty:
+            yield
+            return
+
+        async def tick() -> None:
+            while True:
+                await asyncio.sleep(TICK_S)
+                if self.running:
+                    now = time.monotonic()
+                    workers = ", ".join(f"{w} {now - t:.1f} s" for w, t in self.running.values())
+                    status = printable(f"  running: {workers}")
+                    self.stream.write(f"\r\033[2K\033[2m{status}\033[0m")
+                    self.stream.flush()
+                    self._status_shown = True
+
+        ticker = asyncio.create_task(tick(), name="progress-ticker")
+        try:
+            yield
+        finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+            self._erase_status()
+            self.stream.flush()
 
     def __call__(self, node: str, update: dict[str, Any]) -> None:
         if node == "plan":
@@ -119,6 +164,7 @@ class Progress:
         now = time.monotonic()
         workers = ", ".join(f"{w} {now - t:.1f} s" for w, t in self.running.values())
         text = printable(f"  running: {workers}")
+        self._erase_status()
         print(f"\033[2m{text}\033[0m", file=self.stream, flush=True)  # dim, ours alone
 
 

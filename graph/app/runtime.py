@@ -105,6 +105,7 @@ async def open_services(
     *,
     audit_db: str | Path | CheckpointStore,
     servers_on_demand: bool = True,
+    sqlite_on_loop: bool = True,
 ) -> AsyncIterator[Services]:
     """Open the audit log in the store `audit_db` (a SQLite file, a PostgreSQL URL) and the
     hub for `options.servers`; on exit, stop every server the hub started, then close the
@@ -116,7 +117,9 @@ async def open_services(
     the fleet's workers, long-lived) every server starts here. A server's start counts against
     the run's deadline: one that has not started when it passes is down."""
     ensure_approval_secret()  # the orders server started below verifies tokens we mint
-    audit = await checkpoint_store(audit_db).open_audit()
+    # `sqlite_on_loop`: see `AuditLog.open`; off for Studio's server, which refuses blocking
+    # calls on its loop (and has no inline checkpointer or lease of ours to wait on).
+    audit = await checkpoint_store(audit_db).open_audit(on_loop=sqlite_on_loop)
     try:
         hub = await ToolHub.connect(
             options.servers,

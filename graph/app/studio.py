@@ -75,7 +75,7 @@ async def studio_services(
     directory = directory or studio_dir()
     options = await asyncio.to_thread(_load_options, directory, servers, model)
     async with open_services(
-        options, audit_db=directory / AUDIT_FILE, servers_on_demand=False
+        options, audit_db=directory / AUDIT_FILE, servers_on_demand=False, sqlite_on_loop=False
     ) as services:
 
         async def provide() -> Services:
