@@ -34,6 +34,7 @@ from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, l
 from graph.facts_read import money
 from graph.services import Services, services_for
 from graph.state import MusterState, current_reports, latest_actions
+from graph.trace import record_call
 from servers.approval import action_digest, mint_token, secret_from_env
 from workers.contracts import ActionRecord, ProposedAction
 
@@ -332,6 +333,7 @@ async def refund_state_changed(
     read = await services.hub.call(
         REFUND_STATUS_TOOL, {"order_id": order_id}, [REFUND_STATUS_TOOL]
     )
+    record_call(services.trace, REFUND_STATUS_TOOL, {"order_id": order_id}, read, node="act")
     try:
         data = json.loads(read.text) if read.ok else None
     except json.JSONDecodeError:
@@ -415,6 +417,8 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
         result = await services.hub.call_action(
             record.tool, {**args, "approval": token, **extra}
         )
+        # Recorded without the token: a trace file is no place for a credential.
+        record_call(services.trace, record.tool, {**args, **extra}, result, node="act")
         _inject_fault("kill-after-action")
         status: Literal["executed", "refused", "failed"] = (
             "executed" if result.ok else "refused" if result.outcome == "tool_error" else "failed"

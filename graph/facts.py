@@ -13,8 +13,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from langgraph.runtime import get_runtime
+
+from graph.trace import record_call
 from workers.contracts import Finding, Handoff, Report
-from workers.hub import CallOutcome, ToolHub
+from workers.hub import CallOutcome, ToolCallResult, ToolHub
 from workers.roster import Roster
 
 ORDER_RECORD = "order_record"
@@ -70,6 +73,7 @@ async def resolve_shared_facts(
     errors: dict[str, str] = {}
     for order_id in order_ids:
         result = await hub.call(ORDER_LOOKUP, {"order_id": order_id}, [ORDER_LOOKUP])
+        _record(ORDER_LOOKUP, {"order_id": order_id}, result)
         if not result.ok:
             if result.outcome == CallOutcome.TOOL_ERROR and UNKNOWN_ORDER.search(result.text):
                 unknown.append(order_id)
@@ -132,6 +136,7 @@ async def _declared_facts(
             key = fact.tool + json.dumps(args, sort_keys=True)
             if key not in found:
                 result = await hub.call(fact.tool, args, [fact.tool])
+                _record(fact.tool, args, result)
                 call_id = f"{SHARED_CALL_PREFIX}{name}-{len(found) + 1}"
                 found[key] = (
                     Finding(id="F1", tool=fact.tool, call_id=call_id, args=args,
@@ -149,6 +154,16 @@ async def _declared_facts(
                 facts.append(finding)
         kept.append(packet.model_copy(update={"facts": tuple(facts)}) if facts else packet)
     return SharedFacts(packets=kept, notes=notes)
+
+
+def _record(tool: str, args: dict[str, str], result: ToolCallResult) -> None:
+    """The lookup, in the running node's trace for `muster replay` (no-op untraced or
+    outside a graph run)."""
+    try:
+        context = get_runtime().context
+    except RuntimeError:  # not inside a graph run
+        return
+    record_call(getattr(context, "trace", None), tool, dict(args), result, node="plan")
 
 
 def _no_such_order(packet: Handoff, error: str) -> Report:

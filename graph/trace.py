@@ -13,9 +13,12 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graph import telemetry
+
+if TYPE_CHECKING:
+    from workers.hub import ToolCallResult
 
 DEFAULT_TRACE_DIR = Path(__file__).resolve().parent.parent / "var" / "traces"
 """Where traces go unless `MUSTER_TRACE_DIR` or `--trace-dir` says otherwise."""
@@ -75,6 +78,31 @@ class TraceWriter:
         if self._events is not None:
             events, self._events = self._events, None
             telemetry.export_run(self.thread_id, self.run_id, events, ended_at=time.time())
+
+
+RECORDING_EVENT = "recording"
+"""The event for one of the supervisor's own hub calls, kept for `muster replay`. A worker's
+calls are recorded on their `worker_step` events (`args`, `result`, `request`, `response`)."""
+
+
+def record_call(
+    trace: TraceWriter | None,
+    tool: str,
+    args: dict[str, Any],
+    result: ToolCallResult,
+    *,
+    node: str,
+) -> None:
+    """Record one hub call the supervisor made itself (no-op untraced)."""
+    if trace is not None:
+        trace.emit(
+            RECORDING_EVENT,
+            node=node,
+            tool=tool,
+            args=args,
+            outcome=str(result.outcome),
+            result=result.text,
+        )
 
 
 def read_trace(path: Path) -> list[dict[str, Any]]:

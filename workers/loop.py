@@ -41,6 +41,7 @@ from workers.control_tools import (
     read_control_call,
 )
 from workers.hub import CallOutcome, ToolCallResult, ToolHub, ToolSpec
+from workers.models import recorded_reply, request_digest
 from workers.packet_prompt import render_packet
 from workers.proposals import review_proposals
 from workers.roster import WorkerSpec
@@ -213,7 +214,7 @@ async def _step(run: WorkerRun, belt: ToolBelt, hub: ToolHub) -> RunEnd | None:
     """One model turn and what it asked for; a `RunEnd` once the run is over."""
     if run.steps >= run.packet.max_steps:
         return _out_of_budget(run)
-    reply = await _model_turn(run, belt.runnable)
+    reply = await _model_turn(run, belt)
     if isinstance(reply, RunEnd):
         return reply
     if not reply.tool_calls:
@@ -229,17 +230,30 @@ async def _step(run: WorkerRun, belt: ToolBelt, hub: ToolHub) -> RunEnd | None:
     return await _call_tools(run, calls, hub) if calls else None
 
 
-async def _model_turn(run: WorkerRun, runnable: Runnable[Any, Any]) -> AIMessage | RunEnd:
+async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
     """One model call, counted against the budget; a provider error is a value at this
-    boundary (principle 2), so it ends the run as `unavailable` instead of raising."""
+    boundary (principle 2), so it ends the run as `unavailable` instead of raising.
+
+    Traced runs record the call for `muster replay`: the request's digest and the response
+    (or the error) go on the step event; an untraced run computes nothing."""
     run.steps += 1
     turn_started = time.monotonic()
+    # Digested before the call: the reply is appended to the same list.
+    request = request_digest(run.messages, belt.aliases) if run.on_step is not None else None
     try:
-        reply = await runnable.ainvoke(run.messages)
+        reply = await belt.runnable.ainvoke(run.messages)
     except asyncio.CancelledError:
         raise
     except Exception as error:
-        await run.emit({"kind": "model", "step": run.steps, "outcome": "error"})
+        await run.emit(
+            {
+                "kind": "model",
+                "step": run.steps,
+                "outcome": "error",
+                "request": request,
+                "error": [type(error).__name__, str(error)],
+            }
+        )
         return RunEnd("unavailable", f"model call failed: {type(error).__name__}: {error}")
     assert isinstance(reply, AIMessage)
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
@@ -255,6 +269,8 @@ async def _model_turn(run: WorkerRun, runnable: Runnable[Any, Any]) -> AIMessage
             "tokens": tokens,
             "input_tokens": int(usage.get("input_tokens", 0)),
             "output_tokens": int(usage.get("output_tokens", 0)),
+            "request": request,
+            "response": recorded_reply(reply) if request is not None else None,
         }
     )
     return reply
@@ -338,6 +354,8 @@ async def _observe(run: WorkerRun, call: ToolCall, result: ToolCallResult) -> No
             "tool": call["name"],
             "outcome": outcome,
             "duration_ms": duration_ms,
+            "args": args,  # with `result`: the MCP call as `muster replay` serves it again
+            "result": result.text,
         }
     )
 

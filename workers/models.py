@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.callbacks import (
@@ -28,13 +28,58 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from workers.contracts import canonical_json
+from workers.contracts import canonical_json, sha256_hex
 from workers.control_tools import ASK_CLARIFICATION, CONTROL_TOOL_NAMES
 from workers.errors import UnknownModelError
 from workers.packet_prompt import read_facts, read_packet
 
 ModelFactory = Callable[[str], BaseChatModel]
 """Returns the chat model for a worker, by worker name."""
+
+
+def request_digest(messages: Sequence[BaseMessage], tools: Iterable[str]) -> str:
+    """The digest of one model request, for recording and replay (graph/app/replay.py): each
+    message's kind, text, tool calls and the call it answers, and the names of the tools
+    offered. Ids and timestamps LangChain adds are left out, so one request digests the same
+    on any thread."""
+    return sha256_hex(
+        [
+            sorted(tools),
+            [
+                [
+                    m.type,
+                    m.content,
+                    [[c["name"], c["args"], c["id"]] for c in getattr(m, "tool_calls", ())],
+                    getattr(m, "tool_call_id", None),
+                ]
+                for m in messages
+            ],
+        ]
+    )[:24]
+
+
+def recorded_reply(reply: AIMessage) -> dict[str, Any]:
+    """A model's reply as the trace records it (`replayed_reply` reads it back)."""
+    return {
+        "content": reply.content,
+        "tool_calls": [
+            {"name": c["name"], "args": c["args"], "id": c["id"]} for c in reply.tool_calls
+        ],
+        "usage": dict(reply.usage_metadata or {}),
+    }
+
+
+def replayed_reply(recorded: dict[str, Any]) -> AIMessage:
+    """The reply `recorded_reply` recorded, as a fresh message."""
+    usage = recorded.get("usage") or None
+    return AIMessage(
+        content=recorded.get("content") or "",
+        tool_calls=[
+            ToolCall(name=c["name"], args=c["args"], id=c["id"])
+            for c in recorded.get("tool_calls") or []
+        ],
+        usage_metadata=UsageMetadata(**usage) if usage else None,  # type: ignore[typeddict-item]
+    )
 
 
 def estimate_tokens(text: str) -> int:

@@ -21,6 +21,7 @@ from graph.app.flags import (
     ExitCode,
     add_batch_parser,
     add_eval_parser,
+    add_replay_parser,
     add_run_options,
     add_show_parser,
     add_store_options,
@@ -40,6 +41,7 @@ STARTING = {
     "batch": f"muster batch {{tickets}}: {LOADING}",
     "eval": f"muster eval {{dataset}}: {LOADING}",
     "fork": f"muster fork {{thread}}: {LOADING}",
+    "replay": f"muster replay {{thread}}{{batch}}: {LOADING}",
     **{name: f"muster {line}" for name, line in FLEET_STARTING.items()},
 }
 """The first line of each command that runs the graph, printed before its imports; `{name}`
@@ -115,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_fleet_commands(commands, common)
     add_show_parser(commands, common)
     add_time_travel_parsers(commands, common, running)
+    add_replay_parser(commands, [common, running])
     return parser
 
 

@@ -35,6 +35,7 @@ from graph.app.hints import Carried
 from graph.app.history import checkpoint_entries, print_history
 from graph.app.options import ExitCode, MusterOptions
 from graph.app.render import Progress, print_result, print_thread, print_threads
+from graph.app.replay import cmd_replay
 from graph.app.runtime import MusterRuntime, open_runtime, open_store, stopped_by, stream_run
 from graph.app.scenarios import SCENARIOS
 from graph.app.signals import SignalDrain
@@ -412,4 +413,5 @@ COMMANDS = {
     "fork": cmd_fork,
     "batch": cmd_batch,
     "eval": cmd_eval,
+    "replay": cmd_replay,
 }

@@ -26,6 +26,8 @@ BATCH_CONCURRENCY = 16
 """Tickets a batch runs at once unless `--concurrency` says otherwise."""
 EVAL_CONCURRENCY = 8
 """Tickets an eval runs at once unless `--concurrency` says otherwise."""
+REPLAY_CONCURRENCY = 8
+"""Threads a replay runs at once unless `--concurrency` says otherwise."""
 
 
 class ExitCode(IntEnum):
@@ -301,4 +303,39 @@ def add_time_travel_parsers(
     )
     fork.add_argument(
         "--new-thread", metavar="ID", help="the new thread's id (must be new; default: generated)"
+    )
+
+
+def add_replay_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    parents: list[argparse.ArgumentParser],
+) -> None:
+    """Register `muster replay` (the parents give --db and the run options it replays with)."""
+    replay = subparsers.add_parser(
+        "replay",
+        parents=parents,
+        help="re-run recorded threads on the current code and report what changed",
+        description="Run THREAD's request again (or, with --batch FILE, every ticket's thread "
+        "as `muster batch FILE` named it) on a fresh thread in a temporary store, serving each "
+        "model and tool call from the thread's recording (its trace) and never executing a "
+        "write, then print what differs: plan, per-worker trajectory, reports, proposed "
+        "actions, answer status and text, tokens. Exit 0 if nothing differs, 1 if something "
+        "does, 2 for bad input or, with --strict, a call the recording lacks.",
+    )
+    replay.add_argument("thread", nargs="?", help="the thread to replay")
+    replay.add_argument(
+        "--batch", metavar="FILE", help="replay every ticket of this tickets file (JSONL)"
+    )
+    replay.add_argument(
+        "--strict",
+        action="store_true",
+        help="a model request or tool call not in the recording is an error (default: the "
+        "--model model answers it, a read runs live, and it is flagged)",
+    )
+    replay.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=REPLAY_CONCURRENCY,
+        metavar="N",
+        help=f"threads replayed at once (default: {REPLAY_CONCURRENCY})",
     )

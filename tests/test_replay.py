@@ -1,0 +1,170 @@
+"""`muster replay`: a recorded batch replayed on unchanged code differs in nothing; a
+deliberate planner change is reported ticket by ticket; a replay never executes a write.
+
+The batch runs in-process (`run_batch`, as `muster batch` does) on real MCP servers; the
+replays serve every model and tool call from the recordings in the traces."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graph.app.batch_queue import plan_batch, run_batch
+from graph.app.batch_report import BatchProgress
+from graph.app.batch_tickets import batch_thread_id, load_tickets
+from graph.app.options import MusterOptions
+from graph.app.replay import (
+    print_summary,
+    read_targets,
+    replay_targets,
+    summarize,
+)
+from graph.app.replay_record import (
+    REPLAYING,
+    Recording,
+    ReplayHub,
+    ThreadReplay,
+    call_key,
+    load_recording,
+)
+from graph.app.runtime import open_runtime
+from graph.planners import plan_ticket
+from graph.trace import trace_path
+from tests.conftest import MusterEnv
+from workers.contracts import Handoff
+from workers.hub import CallOutcome
+from workers.roster import Roster
+
+ROOT = Path(__file__).resolve().parent.parent
+BLACK_FRIDAY = ROOT / "examples" / "black_friday.jsonl"
+CHANGED = 6
+"""Tickets the deliberate-change replay covers (the whole 40 is the unchanged replay's)."""
+
+
+async def _run_batch(path: Path, options: MusterOptions) -> None:
+    tickets = load_tickets(path)
+    # One ticket at a time, here and in the replays: tickets on the same order hold each
+    # other's refunds (`muster approve` explains), so the order they reach approval matters.
+    async with open_runtime(options) as runtime, runtime.lanes(1) as lanes:
+        plan = plan_batch(path, tickets, {}, resume=False)
+        await run_batch(
+            runtime,
+            path,
+            plan,
+            concurrency=1,
+            progress=BatchProgress(io.StringIO(), len(tickets)),
+            lanes=lanes,
+        )
+
+
+def _threads(path: Path, count: int | None = None) -> list[tuple[str, str]]:
+    tickets = load_tickets(path)[:count]
+    return [(t.id, batch_thread_id(path, t.id)) for t in tickets]
+
+
+def without_comms(request: str, roster: Roster) -> list[Handoff]:
+    """The deliberate change: a planner that no longer sends the comms specialist."""
+    return [p for p in plan_ticket(request, roster) if p.recipient != "comms"]
+
+
+@pytest.mark.integration
+def test_replaying_the_batch_on_unchanged_code_differs_in_nothing_and_a_planner_change_is_reported(
+    muster_env: MusterEnv,
+) -> None:
+    options = MusterOptions.resolve(db=muster_env.checkpoint_db)
+
+    async def scenario() -> tuple[Any, Any, Any, Any]:
+        await _run_batch(BLACK_FRIDAY, options)
+        all_threads = await read_targets(options, _threads(BLACK_FRIDAY))
+        same = await replay_targets(
+            options, all_threads, name="unchanged", strict=True, concurrency=1
+        )
+        changed_options = replace(options, planner=without_comms)
+        some = all_threads[:CHANGED]
+        changed = await replay_targets(changed_options, some, name="changed", concurrency=1)
+        return all_threads, same, some, changed
+
+    all_threads, same, some, changed = asyncio.run(scenario())
+    assert len(all_threads) == 40
+    unchanged = summarize(same, all_threads)
+    out = io.StringIO()
+    print_summary(unchanged, out=out)
+    assert unchanged.differing == [], out.getvalue()
+    assert not any(unchanged.flagged.values()), out.getvalue()  # --strict: all recorded
+    assert "threads with differences: 0 of 40" in out.getvalue()
+
+    summary = summarize(changed, some)
+    with_comms = [t.name for t in some if any(p["worker"] == "comms" for p in t.original.plan)]
+    assert with_comms, "the first tickets plan the comms specialist"
+    assert summary.differing == with_comms  # ticket by ticket, in ticket order
+    for name in with_comms:
+        lines = "\n".join(summary.changed[name])
+        assert "plan:" in lines and "comms" in lines
+        assert "reports:" in lines and "only in the original" in lines
+    assert summary.kept["plan"] == CHANGED - len(with_comms)
+
+
+def test_recording_is_read_back_from_the_trace(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        '{"event": "worker_step", "run_id": "r1", "kind": "model", "request": "abc",'
+        ' "response": {"content": "done", "tool_calls": [], "usage": {}}}\n'
+        '{"event": "worker_step", "run_id": "r1", "kind": "tool", "tool": "orders.find_order",'
+        ' "args": {"order_id": "1"}, "outcome": "ok", "result": "{}"}\n'
+        '{"event": "recording", "run_id": "r2", "tool": "orders.issue_refund",'
+        ' "args": {"order_id": "1", "requested_by": "t"}, "outcome": "ok", "result": "done"}\n'
+        "torn line\n"
+    )
+    recording = load_recording(path)
+    assert recording.models == {
+        "abc": [{"response": {"content": "done", "tool_calls": [], "usage": {}}}]
+    }
+    assert recording.tools[call_key("orders.find_order", {"order_id": "1"})] == [("ok", "{}")]
+    write = call_key("orders.issue_refund", {"order_id": "1", "requested_by": "other"}, writes=True)
+    assert recording.tools[write] == [("ok", "done")]
+    assert recording.runs == {"r1", "r2"}
+
+
+@pytest.mark.integration
+def test_the_replay_hub_never_executes_a_write(muster_env: MusterEnv) -> None:
+    """An unrecorded write is refused without reaching the server; a recorded one is served."""
+    options = MusterOptions.resolve(db=muster_env.checkpoint_db)
+    refund = {"order_id": "12345", "amount_cents": 100, "idempotency_key": "k", "approval": "x"}
+
+    async def scenario() -> tuple[Any, Any, Any]:
+        hub = await ReplayHub.connect(options.servers, on_demand=True)
+        try:
+            token = REPLAYING.set(ThreadReplay(Recording(), strict=False))
+            try:
+                refused = await hub.call_action("orders.issue_refund", refund)
+            finally:
+                REPLAYING.reset(token)
+            recorded = Recording(
+                tools={call_key("orders.issue_refund", refund, writes=True): [("ok", "was")]}
+            )
+            token = REPLAYING.set(ThreadReplay(recorded))
+            try:
+                served = await hub.call_action("orders.issue_refund", {**refund, "approval": "y"})
+            finally:
+                REPLAYING.reset(token)
+            outside = await hub.call_action("orders.issue_refund", refund)
+            return refused, served, outside
+        finally:
+            await hub.aclose()
+
+    refused, served, outside = asyncio.run(scenario())
+    assert refused.outcome is CallOutcome.NOT_ALLOWED and "never executes a write" in refused.text
+    assert served.outcome is CallOutcome.OK and served.text == "was"
+    assert outside.outcome is CallOutcome.NOT_ALLOWED
+    calls = muster_env.call_log.read_text() if muster_env.call_log.exists() else ""
+    assert "issue_refund" not in calls
+
+
+def test_a_missing_trace_reads_as_an_empty_recording(muster_env: MusterEnv) -> None:
+    recording = load_recording(trace_path("never-ran"))
+    assert not recording.models and not recording.tools
