@@ -408,8 +408,12 @@ def test_on_a_terminal_the_first_line_comes_at_once_then_the_servers(
             raw += chunk
             *lines, buffer = buffer.split(b"\n")
             now = time.monotonic() - started
-            # As a person reads it: no escape sequences (colours, the status line's erase).
-            seen += [(now, ANSI.sub("", line.decode(errors="replace")).strip()) for line in lines]
+            # As a person reads it: no escape sequences (colours, the status line's erase), and
+            # what follows the last carriage return (a status line redrawn, then replaced).
+            seen += [
+                (now, ANSI.sub("", line.decode(errors="replace")).rsplit("\r", 1)[-1].strip())
+                for line in lines
+            ]
         proc.wait(timeout=HANG_TIMEOUT_S)
     finally:
         if proc.poll() is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -108,13 +109,17 @@ class Fleet:
     tickets: Path
     procs: list[subprocess.Popen[str]]
 
-    def start_worker(self, name: str, *args: str) -> subprocess.Popen[str]:
-        """A `muster worker` process, its output in `<name>.log`, once it is taking jobs."""
+    def start_worker(
+        self, name: str, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[str]:
+        """A `muster worker` process, its output in `<name>.log`, once it is taking jobs;
+        `env` adds to the test's environment."""
         log = self.env.root / f"{name}.log"
         with log.open("w") as out:  # the child keeps its own copy of the descriptor
             proc = subprocess.Popen(
                 [sys.executable, "-m", "graph.app.fleet", "worker", "--name", name, *args],
                 cwd=PROJECT_ROOT,
+                env={**os.environ, **(env or {})},
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 text=True,
@@ -321,8 +326,15 @@ def test_sigterm_checkpoints_the_ticket_in_hand_and_another_worker_finishes_it(
 ) -> None:
     write_tickets(fleet.tickets, {"bf-03"})
     thread = fleet.threads()[0]
+    # The policy branch answers 6 s late on this worker, so when the first branch's report is
+    # in, the ticket is still in hand for certain (the rest of it takes milliseconds).
     first = fleet.start_worker(
-        "first", "--stalled-after", STALLED_AFTER_S, "--model", "offline:1500"
+        "first",
+        "--stalled-after",
+        STALLED_AFTER_S,
+        "--model",
+        "offline:1500",
+        env={"MUSTER_POLICY_MODE": "slow", "MUSTER_POLICY_SLOW_S": "6"},
     )
     assert fleet.fleet("submit", str(fleet.tickets)).returncode == EXIT_OK
     wait_until(
