@@ -410,10 +410,9 @@ def test_on_a_terminal_the_first_line_comes_at_once_then_the_servers(
             now = time.monotonic() - started
             # As a person reads it: no escape sequences (colours, the status line's erase), and
             # what follows the last carriage return (a status line redrawn, then replaced).
-            seen += [
-                (now, ANSI.sub("", line.decode(errors="replace")).rsplit("\r", 1)[-1].strip())
-                for line in lines
-            ]
+            # (A terminal ends each line with \r\n: that \r is not a redraw.)
+            texts = [ANSI.sub("", line.decode(errors="replace")).rstrip("\r") for line in lines]
+            seen += [(now, text.rsplit("\r", 1)[-1].strip()) for text in texts]
         proc.wait(timeout=HANG_TIMEOUT_S)
     finally:
         if proc.poll() is None:

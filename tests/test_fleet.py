@@ -221,7 +221,8 @@ def dispatches(thread: str, trace_dir: Path) -> Counter[tuple[str, str]]:
 
 def plans(thread: str, trace_dir: Path) -> int:
     """How many times the thread was planned, by its trace."""
-    return sum(e.get("node") == "plan" for e in read_trace(trace_path(thread, trace_dir)))
+    events = read_trace(trace_path(thread, trace_dir))
+    return sum(e.get("event") == "node" and e.get("node") == "plan" for e in events)
 
 
 def report_keys(values: dict[str, Any]) -> list[tuple[str, int]]:

@@ -467,7 +467,8 @@ def test_a_second_process_is_refused_and_a_killed_holder_blocks_nobody(pg: PgEnv
               "offline:3000", extra={})  # fmt: skip
     try:
         wait_until(lambda: holds_lease(url, thread, run.proc.pid), "run's lease", proc=run.proc)
-        wait_until(lambda: any(e.get("node") == "plan" for e in read_trace(trace)),
+        planned = lambda e: e.get("event") == "node" and e.get("node") == "plan"  # noqa: E731
+        wait_until(lambda: any(planned(e) for e in read_trace(trace)),
                    "the run's plan", proc=run.proc)  # fmt: skip
         os.kill(run.proc.pid, signal.SIGSTOP)
         try:
