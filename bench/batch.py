@@ -71,7 +71,12 @@ from checkpoints.threads import thread_config  # noqa: E402
 from graph.app.batch_queue import MAX_LANES, BatchPlan, run_batch  # noqa: E402
 from graph.app.batch_report import BatchProgress  # noqa: E402
 from graph.app.batch_tickets import load_tickets  # noqa: E402
-from graph.app.runtime import MusterRuntime, open_runtime, stream_run  # noqa: E402
+from graph.app.runtime import (  # noqa: E402
+    MusterRuntime,
+    open_runtime,
+    stream_run,
+    stream_run_snapshot,
+)
 from workers.models import load_model_factory  # noqa: E402
 
 TICKETS = ROOT / "examples" / "black_friday.jsonl"
@@ -154,7 +159,9 @@ async def one_run(
     db = WORK / f"run-{next(RUN_IDS)}-c{concurrency}.sqlite"  # a fresh store for every run
     progress = BatchProgress(io.StringIO(), len(tickets))
     opened = time.perf_counter()
-    async with open_runtime(db=db, models=load_model_factory(MODEL)) as runtime:
+    async with open_runtime(
+        db=db, models=load_model_factory(MODEL), servers_on_demand=False
+    ) as runtime:
         startup = time.perf_counter() - opened
         await tweak(runtime)
         conn: Any = runtime.saver.conn
@@ -172,14 +179,20 @@ async def one_run(
         runtime.saver.lock = lock  # AsyncSqliteSaver: one lock around every execute + commit
         latencies: list[float] = []
 
-        async def timed_stream_run(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        async def timed_stream_run(*args: Any, **kwargs: Any) -> Any:
+            """What `run_batch` calls (`stream_run_snapshot`), timed; a what-if `stream`
+            returns values, so its snapshot is read back as `run_batch` needs it."""
             started = time.perf_counter()
             try:
-                return await stream(*args, **kwargs)
+                if stream is stream_run:
+                    return await stream_run_snapshot(*args, **kwargs)
+                await stream(*args, **kwargs)
+                graph_ = kwargs.get("graph") or args[0].graph
+                return await graph_.aget_state(thread_config(args[1]))
             finally:
                 latencies.append(time.perf_counter() - started)
 
-        graph.app.batch_queue.stream_run = timed_stream_run
+        graph.app.batch_queue.stream_run_snapshot = timed_stream_run
         lags: list[float] = []
         stop = asyncio.Event()
 
@@ -210,7 +223,7 @@ async def one_run(
             profile.disable()
         stop.set()
         await watcher
-        graph.app.batch_queue.stream_run = stream_run
+        graph.app.batch_queue.stream_run_snapshot = stream_run_snapshot
         conn.commit = original_commit
     not_finished = [r.ticket.id for r in results if r.outcome in ("unfinished", "failed")]
     if drained or len(results) != len(tickets) or not_finished:

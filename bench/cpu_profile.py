@@ -217,7 +217,7 @@ async def one_run(profile: cProfile.Profile | None = None) -> dict[str, Any]:
     db = WORK / f"run-{run}.sqlite"
     progress = BatchProgress(io.StringIO(), len(tickets))
     async with (
-        open_runtime(db=db, models=load_model_factory(MODEL)) as runtime,
+        open_runtime(db=db, models=load_model_factory(MODEL), servers_on_demand=False) as runtime,
         runtime.lanes(1) as lanes,
     ):
         threads0 = thread_cpu()

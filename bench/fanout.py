@@ -181,12 +181,16 @@ async def bench(n: int) -> dict[str, Any]:
         models=load_model_factory(f"offline:{int(TURN_S * 1000)}"),
         planner=fanout_planner(n),
         limits=limits,
+        servers_on_demand=False,  # up before the clock: the bench times the fan-out only
     ) as runtime:
         for r in range(REPEATS):
             thread = f"fanout-{n}-{r}"
             wall, values = await timed_run(runtime, n, thread, steps=2)
-            if values["answer"].status != "complete" or values["answer"].degraded:
-                raise SystemExit(f"N={n}: {thread} answer is {values['answer'].status}")
+            # Every packet must have done its work. The synthetic request names no intent,
+            # so the answer is honestly partial (nothing the planner understood), not failed.
+            failed = [r.packet_id for r in values["reports"] if r.status != "ok"]
+            if failed or values["answer"].degraded or len(values["reports"]) != n:
+                raise SystemExit(f"N={n}: {thread}: packets failed {failed}")
             walls.append(wall)
             threads.append(thread)
             if r == 0:
