@@ -97,6 +97,56 @@ async def test_a_sqlite_thread_is_answered_in_process(muster_env: MusterEnv) -> 
     assert await answer_on_fleet(args, "approval", {}) is None
 
 
+async def test_a_worker_judged_dead_while_alive_comes_back_and_keeps_its_own_jobs(
+    postgres_url: str,
+) -> None:
+    """A loaded machine can make a live worker's heartbeat late: another worker's sweep may
+    retry its jobs and delete its row. Its own sweep puts the row back under the same id
+    (its fetches need it: the jobs table refers to it) and never retries its own jobs."""
+    from graph.app.fleet_queue import QUEUE, enqueue_ticket, open_fleet
+    from graph.app.fleet_worker import TASKS, keep_alive, retry_stalled_jobs
+
+    thread = f"keepalive-{uuid.uuid4().hex[:8]}"
+    async with open_fleet(postgres_url, tasks=dict(TASKS)) as app:
+        me = await app.job_manager.register_worker()
+        assert await keep_alive(app, me) is False  # present: an ordinary heartbeat
+        job_id = await enqueue_ticket(app, thread, "Order #12345 was charged twice")
+        job = await app.job_manager.fetch_job(queues=[QUEUE], worker_id=me)
+        assert job is not None and job.id == job_id
+        # Its heartbeat is late by more than the bound; then another worker prunes its row.
+        await app.connector.execute_query_async(
+            "UPDATE procrastinate_workers SET last_heartbeat = now() - interval '1 hour'"
+            " WHERE id = %(id)s",
+            id=me,
+        )
+        assert job_id not in await retry_stalled_jobs(app, stalled_after=3, own_worker_id=me)
+        await app.job_manager.prune_stalled_workers(3)  # another worker's sweep, say
+
+        async def job_row() -> dict[str, Any]:
+            return await app.connector.execute_query_one_async(
+                "SELECT status::text AS status, worker_id FROM procrastinate_jobs"
+                " WHERE id = %(id)s",
+                id=job_id,
+            )
+
+        assert await job_row() == {"status": "doing", "worker_id": None}
+        # Its own sweep does not take the job it runs, though no worker is named on it now.
+        assert job_id not in await retry_stalled_jobs(app, stalled_after=3, in_hand={job_id})
+        assert await keep_alive(app, me, {job_id}) is True  # back, under the same id
+        assert await keep_alive(app, me, {job_id}) is False
+        assert await job_row() == {"status": "doing", "worker_id": me}
+        # And it can fetch again (with its row gone, this failed on the foreign key).
+        await enqueue_ticket(app, f"{thread}-2", "Where is order #12345?")
+        again = await app.job_manager.fetch_job(queues=[QUEUE], worker_id=me)
+        assert again is not None
+        for done in (job_id, again.id):
+            assert done is not None
+            await app.job_manager.finish_job_by_id_async(
+                done, status=Status.SUCCEEDED, delete_job=True
+            )
+        await app.job_manager.unregister_worker(me)
+
+
 # --- real worker processes -----------------------------------------------------------------
 
 

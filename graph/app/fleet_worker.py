@@ -26,6 +26,16 @@ notification). Its thread lease goes with its PostgreSQL session: at once when t
 dies on a live machine, within ~25 s (TCP keepalives) when the machine vanished; until then
 the new job meets `ThreadBusyError` and is retried every `BUSY_RETRY_S`. With the default
 `--stalled-after 15`: about 21 s on a live machine.
+
+A live worker judged dead. On a loaded machine a worker's event loop can be late with its
+heartbeat by more than `stalled_after`; Procrastinate then lets any sweep (its own included)
+retry its jobs and delete its row, and every later fetch of that worker fails on the jobs
+table's foreign key to `procrastinate_workers`, so it silently stops taking jobs. The sweep
+here (`keep_alive`) therefore first beats for its own worker, putting its row back under the
+same id if another worker pruned it, never retries its own jobs, and prunes only rows silent
+for `PRUNE_AFTER_BOUNDS` times the bound. A job retried while its
+worker was only slow meets the thread's lease (`ThreadBusyError`) and, once that worker is
+done, finds the thread done: the checkpoints keep it exactly once.
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -68,6 +80,9 @@ BUSY_RETRY_S = 2
 """How soon a job whose thread is held elsewhere (`ThreadBusyError`) is tried again."""
 BUSY_ATTEMPTS = 300
 """How many times a job retries a busy thread (about 10 minutes) before it fails."""
+PRUNE_AFTER_BOUNDS = 10
+"""A silent worker's row is deleted after this many `stalled_after` (its jobs are retried
+after one)."""
 ERROR_ATTEMPTS = 3
 """How many times a job that raised anything else runs in all."""
 
@@ -100,6 +115,8 @@ class WorkerState:
     """The runs in hand (each registers its `RunControl`) and the stop flag."""
     out: TextIO = field(default=sys.stdout)
     """Where one line per job goes."""
+    jobs_in_hand: set[int] = field(default_factory=set)
+    """The ids of the jobs this process is running (never retried by its own sweep)."""
 
     def line(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -164,23 +181,71 @@ async def advance(
         return after
 
 
+@asynccontextmanager
+async def _in_hand(state: WorkerState, job_id: int | None) -> AsyncIterator[None]:
+    if job_id is None:
+        yield
+        return
+    state.jobs_in_hand.add(job_id)
+    try:
+        yield
+    finally:
+        state.jobs_in_hand.discard(job_id)
+
+
 async def run_ticket(context: JobContext, thread_id: str, request: str) -> str:
     """Task `muster:run_ticket`: start the ticket's thread, or continue it."""
-    return await advance(_state(context), thread_id, request=request, job_id=context.job.id)
+    state, job_id = _state(context), context.job.id
+    async with _in_hand(state, job_id):
+        return await advance(state, thread_id, request=request, job_id=job_id)
 
 
 async def resume_thread(
     context: JobContext, thread_id: str, resume: dict[str, Any] | None = None
 ) -> str:
     """Task `muster:resume_thread`: continue the thread, answering its interrupt if given."""
-    return await advance(_state(context), thread_id, resume=resume, job_id=context.job.id)
+    state, job_id = _state(context), context.job.id
+    async with _in_hand(state, job_id):
+        return await advance(state, thread_id, resume=resume, job_id=job_id)
 
 
 TASKS = {RUN_TICKET: run_ticket, RESUME_THREAD: resume_thread}
 """The task bodies a worker runs, by name."""
 
 
-async def retry_stalled_jobs(app: App, *, stalled_after: float) -> list[int]:
+_KEEP_ALIVE = """
+INSERT INTO procrastinate_workers (id, last_heartbeat)
+OVERRIDING SYSTEM VALUE VALUES (%(worker_id)s, now())
+ON CONFLICT (id) DO UPDATE SET last_heartbeat = now()
+RETURNING xmax = 0 AS revived
+"""
+"""Procrastinate's heartbeat, which also puts back a row another worker pruned (`xmax = 0`:
+the row was inserted, not updated)."""
+
+_RELINK = """
+UPDATE procrastinate_jobs SET worker_id = %(worker_id)s
+ WHERE id = ANY(%(job_ids)s) AND status = 'doing' AND worker_id IS NULL
+"""
+"""The prune set the worker's jobs' `worker_id` to NULL; the ones it still runs are its."""
+
+
+async def keep_alive(app: App, worker_id: int, in_hand: Collection[int] = ()) -> bool:
+    """Beat for this worker; True if its row had been pruned and is now back, with the jobs
+    `in_hand` linked to it again."""
+    row = await app.connector.execute_query_one_async(_KEEP_ALIVE, worker_id=worker_id)
+    revived = bool(row["revived"])
+    if revived and in_hand:
+        await app.connector.execute_query_async(_RELINK, worker_id=worker_id, job_ids=list(in_hand))
+    return revived
+
+
+async def retry_stalled_jobs(
+    app: App,
+    *,
+    stalled_after: float,
+    own_worker_id: int | None = None,
+    in_hand: Collection[int] = (),
+) -> list[int]:
     """Put back in the queue the jobs of workers silent for over `stalled_after` seconds
     (Procrastinate's `get_stalled_jobs` + `retry_job`); returns their ids. A job that can no
     longer be retried (another worker got it first; a newer job of the thread waits under
@@ -191,6 +256,8 @@ async def retry_stalled_jobs(app: App, *, stalled_after: float) -> list[int]:
     for job in await app.job_manager.get_stalled_jobs(
         queue=QUEUE, seconds_since_heartbeat=stalled_after
     ):
+        if job.id in in_hand or (own_worker_id is not None and job.worker_id == own_worker_id):
+            continue  # this process is running it: it is slow, not dead
         try:
             await app.job_manager.retry_job(job)
         except UniqueViolation:
@@ -202,15 +269,24 @@ async def retry_stalled_jobs(app: App, *, stalled_after: float) -> list[int]:
             continue
         if job.id is not None:
             retried.append(job.id)
-    await app.job_manager.prune_stalled_workers(stalled_after)
+    # Rows of workers silent for much longer than the bound go; a worker only late with its
+    # heartbeat keeps its row (its fetches need it), and `keep_alive` restores it anyway.
+    await app.job_manager.prune_stalled_workers(PRUNE_AFTER_BOUNDS * stalled_after)
     return retried
 
 
-async def _sweep(app: App, state: WorkerState, *, stalled_after: float) -> None:
+async def _sweep(app: App, worker: Worker, state: WorkerState, *, stalled_after: float) -> None:
     while True:
         await asyncio.sleep(stalled_after / 3)
         try:
-            retried = await retry_stalled_jobs(app, stalled_after=stalled_after)
+            own = worker.worker_id
+            if own is not None and await keep_alive(app, own, state.jobs_in_hand):
+                state.line(
+                    f"worker {own} was judged dead (its heartbeat came late); registered again"
+                )
+            retried = await retry_stalled_jobs(
+                app, stalled_after=stalled_after, own_worker_id=own, in_hand=state.jobs_in_hand
+            )
         except (ConnectorException, psycopg.Error) as error:  # the next sweep tries again
             logger.warning("stalled-job sweep failed: %s", error)
             continue
@@ -259,7 +335,7 @@ async def serve(
         with drain:
             run = asyncio.create_task(worker.run(), name="procrastinate worker")
             side = [
-                asyncio.create_task(_sweep(app, state, stalled_after=stalled_after)),
+                asyncio.create_task(_sweep(app, worker, state, stalled_after=stalled_after)),
                 asyncio.create_task(_register(url, worker, name)),
             ]
 
