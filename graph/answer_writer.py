@@ -18,8 +18,10 @@ import json
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from graph.trace import TraceWriter, record_model_call, structured_request
 from graph.verify import checkable_tokens, is_supported
 from workers.contracts import Answer, Claim, Report
 
@@ -72,6 +74,22 @@ def writer_input(answer: Answer, reports: list[Report]) -> str:
     )
 
 
+def _draft(out: dict[str, Any]) -> AnswerDraft:
+    """The draft in a structured-output result taken with its raw reply (`include_raw`)."""
+    if out.get("parsing_error") is not None:
+        raise out["parsing_error"]
+    parsed = out.get("parsed")
+    return parsed if isinstance(parsed, AnswerDraft) else AnswerDraft.model_validate(parsed)
+
+
+def _composed(answer: Answer, error: BaseException) -> Answer:
+    """The composed answer, degraded because the model could not write it."""
+    reason = f"the model could not write the answer ({type(error).__name__}); composed instead"
+    return answer.model_copy(
+        update={"degraded": True, "degraded_reasons": [*answer.degraded_reasons, reason]}
+    )
+
+
 def check_draft(
     draft: AnswerDraft, answer: Answer, reports: list[Report]
 ) -> tuple[list[Claim], str | None, list[str]]:
@@ -110,19 +128,30 @@ def check_draft(
     return kept, reply, removed
 
 
-async def write_with_model(model: BaseChatModel, answer: Answer, reports: list[Report]) -> Answer:
-    """`answer` with the model's checked summary and reply in place of the composed ones."""
+async def write_with_model(
+    model: BaseChatModel,
+    answer: Answer,
+    reports: list[Report],
+    *,
+    trace: TraceWriter | None = None,
+) -> Answer:
+    """`answer` with the model's checked summary and reply in place of the composed ones.
+
+    With a `trace`, the model call is recorded for `muster replay` as a worker's model turn
+    is (request digest, reply, tokens; node `synthesize`)."""
+    messages = [SystemMessage(WRITER_PROMPT), HumanMessage(writer_input(answer, reports))]
+    digest = structured_request(messages, AnswerDraft)
     try:
-        writer: Any = model.with_structured_output(AnswerDraft)
-        raw = await writer.ainvoke(
-            [("system", WRITER_PROMPT), ("user", writer_input(answer, reports))]
-        )
-        draft = raw if isinstance(raw, AnswerDraft) else AnswerDraft.model_validate(raw)
+        writer: Any = model.with_structured_output(AnswerDraft, include_raw=True)
+        out = await writer.ainvoke(messages)
     except Exception as error:  # the model is outside our control; the composed answer stands
-        reason = f"the model could not write the answer ({type(error).__name__}); composed instead"
-        return answer.model_copy(
-            update={"degraded": True, "degraded_reasons": [*answer.degraded_reasons, reason]}
-        )
+        record_model_call(trace, digest, node="synthesize", error=error)
+        return _composed(answer, error)
+    record_model_call(trace, digest, node="synthesize", reply=out["raw"])
+    try:
+        draft = _draft(out)
+    except Exception as error:  # a reply that is no `AnswerDraft`
+        return _composed(answer, error)
     if not draft.summary and not draft.customer_reply.strip():
         return answer  # the model added nothing: the composed answer stands as it is
     kept, reply, removed = check_draft(draft, answer, reports)

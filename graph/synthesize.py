@@ -19,11 +19,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from domains.support.facts_read import TicketFacts, money, read_facts
+from domains.support.resolve import Resolver, proposals_from
 from graph.answer_writer import write_with_model
 from graph.domains import pack_for_intents
 from graph.facts import SHARED_CALL_PREFIX
-from graph.facts_read import TicketFacts, money, read_facts
-from graph.resolve import Resolver, proposals_from
 from graph.services import Services, services_for
 from graph.state import (
     ESCALATION_WORKER,
@@ -482,7 +482,8 @@ async def synthesize(state: MusterState, runtime: Runtime[Services]) -> dict[str
     model = services.models("synthesizer")
     if writes_prose(model):
         reports = list(current_reports(state.get("reports") or []).values())
-        answer = with_text(await write_with_model(model, answer, reports), state)
+        written = await write_with_model(model, answer, reports, trace=services.trace)
+        answer = with_text(written, state)
     services.trace_node(
         "synthesize",
         outcome=answer.status,

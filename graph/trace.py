@@ -12,12 +12,17 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graph import telemetry
 
 if TYPE_CHECKING:
+    from langchain_core.messages import AIMessage, BaseMessage
+    from pydantic import BaseModel
+
     from workers.hub import ToolCallResult
 
 DEFAULT_TRACE_DIR = Path(__file__).resolve().parent.parent / "var" / "traces"
@@ -81,8 +86,80 @@ class TraceWriter:
 
 
 RECORDING_EVENT = "recording"
-"""The event for one of the supervisor's own hub calls, kept for `muster replay`. A worker's
-calls are recorded on their `worker_step` events (`args`, `result`, `request`, `response`)."""
+"""The event for one of the supervisor's own calls, kept for `muster replay`: a hub call
+(`tool`, `args`, `outcome`, `result`), or with `kind: "model"` a model call (the LLM
+planner's, the answer writer's) in a worker turn's format. A worker's calls are recorded on
+their `worker_step` events (`args`, `result`, `request`, `response`)."""
+
+
+def current_trace() -> TraceWriter | None:
+    """The trace of the graph run the caller is in (its services' `trace`), or None outside a
+    run or untraced: for code a node calls without handing it the trace (a planner is called
+    as `planner(request, roster)`)."""
+    from langgraph.runtime import get_runtime  # here: reading a trace needs no LangGraph
+
+    try:
+        context = get_runtime().context
+    except RuntimeError:  # not inside a graph run
+        return None
+    trace = getattr(context, "trace", None)
+    return trace if isinstance(trace, TraceWriter) else None
+
+
+@cache
+def _schema_tag(schema: type[BaseModel]) -> str:
+    from workers.contracts import sha256_hex
+
+    return f"{schema.__name__}#{sha256_hex(schema.model_json_schema())[:16]}"
+
+
+def structured_request(messages: Sequence[BaseMessage], schema: type[BaseModel]) -> str:
+    """The digest of a structured-output model request, for recording and replay: a worker
+    turn's digest (`request_digest`), with the schema asked for (its name and a digest of its
+    JSON schema) where a turn has the names of the tools offered."""
+    from workers.models import request_digest  # here: reading a trace needs no LangChain
+
+    return request_digest(messages, [_schema_tag(schema)])
+
+
+def record_model_call(
+    trace: TraceWriter | None,
+    request: str,
+    *,
+    node: str,
+    reply: AIMessage | None = None,
+    error: BaseException | None = None,
+) -> None:
+    """Record one model call the supervisor made itself, as a worker's model turn is recorded:
+    the request's digest, and the reply (content, tool calls, usage) with its tokens, or the
+    error (no-op untraced)."""
+    if trace is None:
+        return
+    from workers.models import recorded_reply
+
+    if reply is None:
+        failure = error or ValueError("no reply")
+        trace.emit(
+            RECORDING_EVENT,
+            kind="model",
+            node=node,
+            outcome="error",
+            request=request,
+            error=[type(failure).__name__, str(failure)],
+        )
+        return
+    usage: dict[str, Any] = dict(reply.usage_metadata or {})
+    trace.emit(
+        RECORDING_EVENT,
+        kind="model",
+        node=node,
+        outcome="final",
+        tokens=int(usage.get("total_tokens", 0)),
+        input_tokens=int(usage.get("input_tokens", 0)),
+        output_tokens=int(usage.get("output_tokens", 0)),
+        request=request,
+        response=recorded_reply(reply),
+    )
 
 
 def record_call(

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from graph.app.batch_queue import plan_batch, run_batch
 from graph.app.batch_report import BatchProgress
@@ -32,10 +36,13 @@ from graph.app.replay_record import (
     call_key,
     load_recording,
 )
-from graph.app.runtime import open_runtime
+from graph.app.runtime import open_runtime, stream_run
 from graph.planners import plan_ticket
-from graph.trace import trace_path
+from graph.planners.llm import LlmPlanner, planner_prompt
+from graph.trace import RECORDING_EVENT, read_trace, trace_path
 from tests.conftest import MusterEnv
+from tests.fixtures.openai_server import RunningServer, serve_openai
+from tests.test_provider import PLAN, PROVIDER_TICKET, WORKERS
 from workers.contracts import Handoff
 from workers.hub import CallOutcome
 from workers.roster import Roster
@@ -168,3 +175,125 @@ def test_the_replay_hub_never_executes_a_write(muster_env: MusterEnv) -> None:
 def test_a_missing_trace_reads_as_an_empty_recording(muster_env: MusterEnv) -> None:
     recording = load_recording(trace_path("never-ran"))
     assert not recording.models and not recording.tools
+
+
+# --- the LLM planner and the answer writer: recorded and served like workers' turns ---------
+
+WRITTEN = {
+    "summary": [
+        {"text": "L. Moreau was charged $89.00 twice for order 12333.", "cites": ["billing-1/F1"]}
+    ],
+    "customer_reply": "Hello L. Moreau, we are looking at the duplicate charge on order 12333.",
+}
+"""What the answer writer returns in the original run: the answer's prose is the model's."""
+
+
+@pytest.fixture
+def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningServer]:
+    """The scripted OpenAI-compatible server on loopback: the planner's, the workers' and the
+    answer writer's model, reached through the real `ChatOpenAI`."""
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(var, "127.0.0.1,localhost")
+    for var in ("OPENAI_API_BASE", "OPENAI_ORGANIZATION", "OPENAI_PROJECT"):
+        monkeypatch.delenv(var, raising=False)
+    with serve_openai(api_key="test") as server:
+        server.script.plan = PLAN
+        server.script.workers = WORKERS
+        server.script.answer = WRITTEN
+        yield server
+
+
+def _provider_options(env: MusterEnv, server: RunningServer, **planner: Any) -> MusterOptions:
+    chat = ChatOpenAI(
+        model="gpt-test", base_url=server.base_url, api_key=SecretStr("test"), max_retries=0
+    )
+    return MusterOptions.resolve(
+        db=env.checkpoint_db, models=lambda worker: chat, planner=LlmPlanner(chat, **planner)
+    )
+
+
+def _recorded_model_calls(thread_id: str) -> dict[str, dict[str, Any]]:
+    """The supervisor's recorded model calls in a thread's trace, by node."""
+    return {
+        e["node"]: e
+        for e in read_trace(trace_path(thread_id))
+        if e["event"] == RECORDING_EVENT and e.get("kind") == "model"
+    }
+
+
+def _rewrite_recorded_reply(thread_id: str, node: str, content: dict[str, Any]) -> None:
+    """Change what the recording says the model answered at `node` (the plan, the prose)."""
+    path = trace_path(thread_id)
+    lines = []
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        model_call = event["event"] == RECORDING_EVENT and event.get("kind") == "model"
+        if model_call and event["node"] == node:
+            event["response"]["content"] = json.dumps(content)
+        lines.append(json.dumps(event))
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.integration
+async def test_a_thread_planned_and_written_by_a_model_replays_from_its_recording(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    """The LLM planner's and the answer writer's calls are recorded (digest, reply, tokens)
+    and served from the recording: an unchanged replay differs in nothing and asks the
+    provider nothing; a changed recorded plan, a changed recorded prose and a changed planner
+    prompt are each reported."""
+    options = _provider_options(muster_env, openai_server)
+    thread_id = "llm-planned"
+    async with open_runtime(options) as runtime:
+        values = await stream_run(runtime, thread_id, {"request": PROVIDER_TICKET})
+    assert values["answer"].written_by == "model"
+    recorded = _recorded_model_calls(thread_id)
+    assert set(recorded) == {"plan", "synthesize"}
+    assert json.loads(recorded["plan"]["response"]["content"]) == PLAN
+    assert recorded["plan"]["tokens"] > 0 and recorded["synthesize"]["tokens"] > 0
+    asked = len(openai_server.script.exchanges)
+
+    targets = await read_targets(options, [(thread_id, thread_id)])
+    same = summarize(
+        await replay_targets(options, targets, name="same", strict=True, concurrency=1), targets
+    )
+    assert same.changed == {thread_id: []} and same.flagged == {thread_id: []}
+    assert len(openai_server.script.exchanges) == asked  # every model call was the recording's
+
+    # The recorded planner reply changed: the replay plans what the recording says.
+    without_comms = {"packets": [p for p in PLAN["packets"] if p["recipient"] != "comms"]}
+    _rewrite_recorded_reply(thread_id, "plan", without_comms)
+    targets = await read_targets(options, [(thread_id, thread_id)])
+    replanned = summarize(await replay_targets(options, targets, name="replanned"), targets)
+    lines = "\n".join(replanned.changed[thread_id])
+    assert "plan:" in lines and "comms" in lines
+    assert "reports:" in lines and "only in the original" in lines
+    # Other reports are another request to the answer writer: flagged, and asked of `--model`.
+    (flag,) = replanned.flagged[thread_id]
+    assert flag.startswith("model request") and flag.endswith("not recorded")
+    assert [e.kind for e in openai_server.script.exchanges[asked:]] == ["writer"]
+    _rewrite_recorded_reply(thread_id, "plan", PLAN)
+
+    # The recorded prose changed: the answer's text is the recording's.
+    reworded = {**WRITTEN, "customer_reply": "Hello L. Moreau, order 12333 is being reviewed."}
+    _rewrite_recorded_reply(thread_id, "synthesize", reworded)
+    targets = await read_targets(options, [(thread_id, thread_id)])
+    rewritten = summarize(await replay_targets(options, targets, name="rewritten"), targets)
+    assert [line for line in rewritten.changed[thread_id] if line.endswith(":")] == ["answer_text:"]
+    assert "order 12333 is being reviewed" in "\n".join(rewritten.changed[thread_id])
+    assert rewritten.flagged == {thread_id: []}
+    _rewrite_recorded_reply(thread_id, "synthesize", WRITTEN)
+
+    # New code: another planner prompt is another request, which the recording lacks.
+    def terser(roster: Roster) -> str:
+        return planner_prompt(roster) + " Prefer fewer packets."
+
+    asked = len(openai_server.script.exchanges)
+    changed = _provider_options(muster_env, openai_server, prompt=terser)
+    strict = summarize(
+        await replay_targets(changed, targets, name="reprompted", strict=True), targets
+    )
+    (failed,) = strict.changed[thread_id]
+    assert failed.startswith("replay failed: PlanError") and "not in the recording" in failed
+    assert len(strict.flagged[thread_id]) == 1
+    assert len(openai_server.script.exchanges) == asked  # strict: the provider is never asked

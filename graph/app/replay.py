@@ -5,11 +5,12 @@ report what the code change moved.
 Each thread's request runs again on a fresh thread, `replay-<thread>`, in a temporary store
 of its own (a temporary SQLite file and trace folder, removed afterwards): the user's store
 and its threads are only read, and a replay never collides with a thread there. The current
-code plans, dispatches, recovers, verifies and answers; the workers' models answer from the
-recording by request digest and the hub answers from it by tool and arguments
-(`graph.app.replay_record`), so no write is executed and no backend is asked for anything
-already recorded. A request the new code makes that the recording lacks is flagged (and
-served by the `--model` model, or read live for a tool); under `--strict` it is an error.
+code plans, dispatches, recovers, verifies and answers; the models (the workers', the LLM
+planner's and the answer writer's) answer from the recording by request digest and the hub
+answers from it by tool and arguments (`graph.app.replay_record`), so no write is executed
+and no backend is asked for anything already recorded. A request the new code makes that
+the recording lacks is flagged (and served by the `--model` model, or read live for a tool);
+under `--strict` it is an error.
 
 The original is compared as of its first stop: a thread later approved or answered by a
 human is compared at the checkpoint where it first waited, because the replay stops there
@@ -45,6 +46,7 @@ from graph.app.replay_record import (
     ThreadReplay,
     load_recording,
     replay_factory,
+    replay_planner,
 )
 from graph.app.runtime import (
     SERVER_START_TIMEOUT_S,
@@ -173,6 +175,7 @@ async def replay_one(
     services = replace(
         runtime.for_thread(thread_id, trace_dir=trace_dir),
         models=replay_factory(replay, fallback=runtime.services.models),
+        planner=replay_planner(runtime.services.planner, replay),
     )
     token = REPLAYING.set(replay)  # the node tasks of this run inherit it
     try:
@@ -267,6 +270,10 @@ def summarize(report: ReplayReport, targets: Sequence[ReplayTarget]) -> ReplaySu
     for target in targets:
         case = cases.get(target.name)
         got = case.output if case is not None else None
+        if isinstance(got, RunView):  # a failed replay too: a miss under --strict fails it
+            flagged[target.name] = [f"model request {d} not recorded" for d in got.model_misses] + [
+                f"tool call {c} not recorded" for c in got.unrecorded_calls
+            ]
         if not isinstance(got, RunView) or got.error:
             why = got.error if isinstance(got, RunView) else "the replay did not run"
             changed[target.name] = [f"replay failed: {why}"]
@@ -279,9 +286,6 @@ def summarize(report: ReplayReport, targets: Sequence[ReplayTarget]) -> ReplaySu
         for field in FIELDS:
             assertion = case.assertions.get(field) if case is not None else None
             kept[field] += bool(assertion is not None and assertion.value is True)
-        flagged[target.name] = [f"model request {d} not recorded" for d in got.model_misses] + [
-            f"tool call {c} not recorded" for c in got.unrecorded_calls
-        ]
     return ReplaySummary(changed, flagged, kept, len(targets))
 
 

@@ -3,14 +3,18 @@ that answers from it, and a hub that answers tool calls from it and never execut
 
 A traced run records Muster's two boundaries as it goes (no extra file, no extra pass):
 each model turn's `worker_step` event carries the request's digest and the response (or the
-error), each worker tool call's event its arguments and result, and the supervisor's own hub
-calls (shared facts, the refund re-read, an executed write) are `recording` events
-(`graph.trace.record_call`). `load_recording` reads them back.
+error), each worker tool call's event its arguments and result, and the supervisor's own
+calls are `recording` events: its hub calls (shared facts, the refund re-read, an executed
+write; `graph.trace.record_call`) and its model calls, the LLM planner's and the answer
+writer's, in a worker turn's format (`graph.trace.record_model_call`; their request digest
+covers the messages and the structured-output schema). `load_recording` reads them back.
 
 The model side is LangChain's `GenericFakeChatModel`: one per recorded request digest, fed
-that request's recorded replies in order (the last repeats). The tool side is a `ToolHub`
-whose one execution step (`_run`) answers from the recording; the hub's own checks
-(allowlist, unknown tool, read vs write) still run first, on the current catalogue.
+that request's recorded replies in order (the last repeats); a structured-output request
+(`with_structured_output`) is served the same way and its reply parsed into the schema. The
+tool side is a `ToolHub` whose one execution step (`_run`) answers from the recording; the
+hub's own checks (allowlist, unknown tool, read vs write) still run first, on the current
+catalogue.
 """
 
 from __future__ import annotations
@@ -27,14 +31,17 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel
 
-from graph.trace import RECORDING_EVENT, read_trace
+from graph.planners import Planner
+from graph.planners.llm import LlmPlanner
+from graph.trace import RECORDING_EVENT, read_trace, structured_request
 from workers.contracts import canonical_json
 from workers.hub import CallOutcome, ToolCallResult, ToolHub
 from workers.hub.catalogue import CatalogueEntry
-from workers.models import ModelFactory, replayed_reply, request_digest
+from workers.models import ModelFactory, replayed_reply, request_digest, writes_prose
 
 VOLATILE_WRITE_ARGS = ("approval", "idempotency_key", "requested_by")
 """Arguments of a write that name the thread or the moment (the token, the key, the asker):
@@ -66,7 +73,9 @@ def load_recording(path: Path) -> Recording:
     for event in read_trace(path):
         kind = event.get("event")
         recording.runs.add(str(event.get("run_id")))
-        if kind == "worker_step" and event.get("kind") == "model" and event.get("request"):
+        if kind in ("worker_step", RECORDING_EVENT) and event.get("kind") == "model":
+            if not event.get("request"):
+                continue
             entry = (
                 {"error": event["error"]}
                 if event.get("error")
@@ -149,7 +158,8 @@ inherit it), so one hub serves every thread of a batch from its own recording.""
 class ReplayChatModel(BaseChatModel):
     """A chat model answering each request from the recording, by its digest, through one
     `GenericFakeChatModel` per recorded request. A request not recorded raises `ModelMiss`
-    under `--strict` (the worker reports it as `unavailable`), else goes to `fallback`."""
+    under `--strict` (a worker reports it as `unavailable`, the LLM planner as a `PlanError`,
+    the answer writer leaves the composed answer), else goes to `fallback`."""
 
     replay: Any
     """The `ThreadReplay` served (typed loosely: pydantic does not know the dataclass)."""
@@ -168,6 +178,50 @@ class ReplayChatModel(BaseChatModel):
         """Tools bound as providers take them (OpenAI format), as the offline model does."""
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
+    def with_structured_output(
+        self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, dict[str, Any] | BaseModel]:
+        """The recorded reply to a structured-output request, parsed into `schema` (a pydantic
+        model: what the LLM planner and the answer writer ask for), from its JSON content or
+        its first tool call's arguments, whichever way the provider answered; with
+        `include_raw`, as LangChain shapes it (`raw`, `parsed`, `parsing_error`)."""
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            raise NotImplementedError("a replay serves structured output into pydantic models")
+        model: type[BaseModel] = schema
+
+        async def ask(given: LanguageModelInput) -> dict[str, Any] | BaseModel:
+            messages = self._convert_input(given).to_messages()
+            fake = self._fake(structured_request(messages, model))
+            if fake is None:
+                fallback = self.fallback.with_structured_output(
+                    model, include_raw=include_raw, **kwargs
+                )
+                return await fallback.ainvoke(messages)
+            raw = fake._generate(messages).generations[0].message
+            assert isinstance(raw, AIMessage)
+            if not include_raw:
+                return _parsed(raw, model)
+            try:
+                return {"raw": raw, "parsed": _parsed(raw, model), "parsing_error": None}
+            except ValueError as error:
+                return {"raw": raw, "parsed": None, "parsing_error": error}
+
+        return RunnableLambda(ask, name="ReplayStructuredOutput")
+
+    def _fake(self, digest: str) -> GenericFakeChatModel | None:
+        """The fake model serving `digest`'s recorded replies; None when the recording lacks
+        it (counted as a miss; under `--strict` a `ModelMiss`)."""
+        replay: ThreadReplay = self.replay
+        entries = replay.recording.models.get(digest)
+        if entries:
+            if digest not in self.fakes:
+                self.fakes[digest] = GenericFakeChatModel(messages=_Served(entries))
+            return self.fakes[digest]
+        replay.model_misses.append(digest)
+        if replay.strict:
+            raise ModelMiss(f"model request {digest} is not in the recording (--strict)")
+        return None
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -176,16 +230,9 @@ class ReplayChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         tools = kwargs.get("tools") or []
-        digest = request_digest(messages, [t.get("function", t)["name"] for t in tools])
-        replay: ThreadReplay = self.replay
-        entries = replay.recording.models.get(digest)
-        if entries:
-            if digest not in self.fakes:
-                self.fakes[digest] = GenericFakeChatModel(messages=_Served(entries))
-            return self.fakes[digest]._generate(messages, stop)
-        replay.model_misses.append(digest)
-        if replay.strict:
-            raise ModelMiss(f"model request {digest} is not in the recording (--strict)")
+        fake = self._fake(request_digest(messages, [t.get("function", t)["name"] for t in tools]))
+        if fake is not None:
+            return fake._generate(messages, stop)
         return self.fallback._generate(messages, stop, **kwargs)
 
     async def _agenerate(
@@ -199,19 +246,36 @@ class ReplayChatModel(BaseChatModel):
         return self._generate(messages, stop, **kwargs)
 
 
+def _parsed(reply: AIMessage, schema: type[BaseModel]) -> BaseModel:
+    """A recorded structured reply as `schema`: JSON content (OpenAI's structured outputs) or
+    the first tool call's arguments (providers that answer by function calling)."""
+    if reply.tool_calls:
+        return schema.model_validate(reply.tool_calls[0]["args"])
+    return schema.model_validate_json(str(reply.content))
+
+
 def replay_factory(replay: ThreadReplay, *, fallback: ModelFactory) -> ModelFactory:
-    """Models for one replayed thread: every worker answers from the recording; the
-    synthesizer keeps `fallback`'s model (model-written prose is not recorded)."""
+    """Models for one replayed thread: each answers from the recording, `fallback`'s model
+    for what it lacks (non-strict). The answer writer is asked only if `fallback` would have
+    written prose (`writes_prose`): Muster's own models leave the answer to code."""
     models: dict[str, BaseChatModel] = {}
 
     def model(worker: str) -> BaseChatModel:
-        if worker == "synthesizer":
-            return fallback(worker)
         if worker not in models:
-            models[worker] = ReplayChatModel(replay=replay, fallback=fallback(worker), fakes={})
+            own = fallback(worker)
+            composes = worker == "synthesizer" and not writes_prose(own)
+            models[worker] = own if composes else ReplayChatModel(replay=replay, fallback=own)
         return models[worker]
 
     return model
+
+
+def replay_planner(planner: Planner, replay: ThreadReplay) -> Planner:
+    """`planner` for one replayed thread: an LLM planner answers from the recording (its own
+    model for what it lacks, non-strict); any other planner is code, and runs as it is."""
+    if isinstance(planner, LlmPlanner):
+        return planner.with_model(ReplayChatModel(replay=replay, fallback=planner.model))
+    return planner
 
 
 REFUSED_WRITE = "ERROR: {name}: a replay never executes a write, and this one is not recorded"

@@ -7,7 +7,8 @@ an unknown worker or a dependency on an unknown packet is a `PlanError`, duplica
 dropped. The planner itself never repairs what the model wrote.
 
 The planner is async (a provider call must not block the event loop inside an async node),
-so the plan node awaits the planner's result when it is awaitable.
+so the plan node awaits the planner's result when it is awaitable. Its model call is recorded
+in the run's trace for `muster replay` (request digest, reply, tokens), as workers' turns are.
 
 `inputs` is a list of name/value pairs rather than a JSON object: OpenAI's strict structured
 output (the default `with_structured_output` method of `ChatOpenAI`) refuses any object
@@ -23,6 +24,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from graph.planners.base import DEFAULT_TIMEOUT_S
+from graph.trace import current_trace, record_model_call, structured_request
 from workers.contracts import Handoff
 from workers.errors import PlanError
 from workers.roster import Roster
@@ -111,21 +113,46 @@ def to_handoffs(plan: Plan, roster: Roster) -> list[Handoff]:
     return packets
 
 
-def make_llm_planner(model: BaseChatModel) -> AsyncPlanner:
+class LlmPlanner:
     """A planner that asks `model` for a `Plan` (structured output) and returns packets.
 
     A failed model call or an unparseable plan is a `PlanError`, raised before anything runs.
+    Inside a traced run the call is recorded for `muster replay` as a worker's model turn is
+    (`graph.trace.record_model_call`, node `plan`); a replay swaps the model for one that
+    answers from the recording (`with_model`).
     """
-    structured = model.with_structured_output(Plan)
 
-    async def plan(request: str, roster: Roster) -> list[Handoff]:
-        messages = [SystemMessage(planner_prompt(roster)), HumanMessage(request)]
+    def __init__(
+        self, model: BaseChatModel, *, prompt: Callable[[Roster], str] = planner_prompt
+    ) -> None:
+        self.model = model
+        """The chat model that writes the plan."""
+        self.prompt = prompt
+        """The instructions for a roster (`planner_prompt`, unless a caller tries another)."""
+        self._structured = model.with_structured_output(Plan, include_raw=True)
+
+    def with_model(self, model: BaseChatModel) -> LlmPlanner:
+        """The same planner (the same instructions) on another model."""
+        return LlmPlanner(model, prompt=self.prompt)
+
+    async def __call__(self, request: str, roster: Roster) -> list[Handoff]:
+        messages = [SystemMessage(self.prompt(roster)), HumanMessage(request)]
+        trace, digest = current_trace(), structured_request(messages, Plan)
         try:
-            result = await structured.ainvoke(messages)
+            out = await self._structured.ainvoke(messages)
         except Exception as error:
+            record_model_call(trace, digest, node="plan", error=error)
             raise PlanError(
                 f"the LLM planner could not produce a plan: {type(error).__name__}: {error}"
             ) from error
+        assert isinstance(out, dict)  # include_raw: the reply, and what was parsed from it
+        record_model_call(trace, digest, node="plan", reply=out["raw"])
+        failed: Exception | None = out.get("parsing_error")
+        if failed is not None:
+            raise PlanError(
+                f"the LLM planner could not produce a plan: {type(failed).__name__}: {failed}"
+            ) from failed
+        result = out.get("parsed")
         if not isinstance(result, Plan):  # a dict when the provider ignored the schema class
             try:
                 result = Plan.model_validate(result)
@@ -133,4 +160,7 @@ def make_llm_planner(model: BaseChatModel) -> AsyncPlanner:
                 raise PlanError(f"the LLM planner's plan is malformed: {error}") from error
         return to_handoffs(result, roster)
 
-    return plan
+
+def make_llm_planner(model: BaseChatModel) -> LlmPlanner:
+    """A planner that asks `model` for a `Plan` (see `LlmPlanner`)."""
+    return LlmPlanner(model)
