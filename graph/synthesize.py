@@ -19,11 +19,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from domains.support.facts_read import TicketFacts, money, read_facts
-from domains.support.resolve import Resolver, proposals_from
 from graph.answer_writer import write_with_model
 from graph.domains import pack_for_intents
 from graph.facts import SHARED_CALL_PREFIX
+from graph.facts_read import TicketFacts, money, read_facts
+from graph.resolve import Resolver, proposals_from
 from graph.services import Services, services_for
 from graph.state import (
     ESCALATION_WORKER,
