@@ -40,13 +40,14 @@ Columns:
   pg         CPU ms per ticket of the PostgreSQL server: utime + stime + cutime + cstime summed
              over EVERY process whose comm is `postgres` (/proc/<pid>/stat), after minus
              before. The postmaster's cutime/cstime carry the CPU of backends that ended during
-             the run (each ticket's thread lease is a session of its own). This INCLUDES
+             the run (a session a pool closed, or a lease's own session). This INCLUDES
              PostgreSQL's background processes (checkpointer, WAL writer, autovacuum, ...) and
              any other client of the shared server: the sqlite rows show that background level
              (nothing of theirs touches PostgreSQL). The detail line splits it: our database's
-             backends alive at the end (Procrastinate's pool, by application_name, and the rest:
-             the checkpoint saver's pool, the audit log), backends that ended during the run
-             (any database), other databases' backends, background processes.
+             backends alive at the end (by application_name: Procrastinate's pool, the thread
+             leases' pool, and the rest: the checkpoint saver's pool, the audit log), backends
+             that ended during the run (any database), other databases' backends, background
+             processes.
   proc+pg    proc + pg: what the target on PostgreSQL's CPU compares (see below).
   servers    CPU ms per ticket of the MCP server processes (the children of this process or
              of the workers: one set per process that runs tickets).
@@ -345,9 +346,10 @@ def postgres_split(
     backends alive at the end; backends that ended meanwhile (of any database: the postmaster
     reaps them, and /proc no longer tells whose they were); other databases' live backends;
     background processes (and the postmaster itself). `apps` (pid: application_name) splits
-    ours: `queue` is Procrastinate's pool (application_name `muster-fleet`), `store` the rest
-    (the checkpoint saver's pool, the audit log)."""
-    split = dict.fromkeys(("ours", "queue", "store", "ended", "others", "background"), 0.0)
+    ours: `queue` is Procrastinate's pool (application_name `muster-fleet`), `lease` the
+    thread leases' sessions (`muster-lease ...`), `store` the rest (the checkpoint saver's
+    pool, the audit log)."""
+    split = dict.fromkeys(("ours", "queue", "lease", "store", "ended", "others", "background"), 0.0)
     for pid, (role, db) in after.roles.items():
         now = after.table[pid]
         old = before.table.get(pid)
@@ -359,7 +361,9 @@ def postgres_split(
         elif role == "backend" and db == database:
             split["ours"] += spent
             if apps is not None:
-                split["queue" if apps.get(pid) == "muster-fleet" else "store"] += spent
+                app = apps.get(pid) or ""
+                part = "lease" if app.startswith("muster-lease") else "store"
+                split["queue" if app == "muster-fleet" else part] += spent
         elif role == "backend":
             split["others"] += spent
         else:
@@ -932,9 +936,9 @@ def detail(run: Run) -> str:
         p = {k: run.per(v) for k, v in run.pg_split.items()}
         text += (
             f"\n    postgres CPU ms/ticket: {p['ours']:.1f} our database's backends alive at the "
-            f"end ({p['queue']:.1f} Procrastinate's pool, {p['store']:.1f} the checkpoint "
-            f"saver's pool and the audit log), {p['ended']:.1f} backends that ended during the "
-            f"run (any database: each ticket's lease is a session of its own), "
+            f"end ({p['queue']:.1f} Procrastinate's pool, {p['lease']:.1f} the thread leases' "
+            f"pool, {p['store']:.1f} the checkpoint saver's pool and the audit log), "
+            f"{p['ended']:.1f} backends that ended during the run (any database), "
             f"{p['others']:.1f} other databases' backends, {p['background']:.1f} background"
         )
     if run.activity:

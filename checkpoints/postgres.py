@@ -19,6 +19,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import WRITES_IDX_MAP
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
@@ -114,7 +116,43 @@ async def schema_lock(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[None]
         await conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
 
 
-class MusterPostgresSaver(AnnouncesSavedWrites, AsyncPostgresSaver):
+class _OneRoundTripWrites(AsyncPostgresSaver):
+    """`AsyncPostgresSaver` whose `aput_writes` costs the client less per call (about 8 a
+    ticket): the rows are serialized on the loop, not handed to a thread and back (they
+    are small: the hop cost more CPU than the work, as for the SQLite saver), and a task's
+    single write row goes as one statement rather than a one-row pipeline (one statement is
+    one transaction either way). Several rows still go in one pipeline, as upstream."""
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        query = (
+            self.UPSERT_CHECKPOINT_WRITES_SQL
+            if all(channel in WRITES_IDX_MAP for channel, _ in writes)
+            else self.INSERT_CHECKPOINT_WRITES_SQL
+        )
+        configurable = config["configurable"]
+        params = self._dump_writes(
+            configurable["thread_id"],
+            configurable["checkpoint_ns"],
+            configurable["checkpoint_id"],
+            task_id,
+            task_path,
+            writes,
+        )
+        if len(params) == 1:
+            async with self._cursor() as cur:
+                await cur.execute(query, params[0])
+        elif params:
+            async with self._cursor(pipeline=True) as cur:
+                await cur.executemany(query, params)
+
+
+class MusterPostgresSaver(AnnouncesSavedWrites, _OneRoundTripWrites):
     """`AsyncPostgresSaver` on a pool, without the instance lock serialising the pool.
 
     The upstream saver wraps every query in `async with self.lock` (one `asyncio.Lock` per
@@ -171,7 +209,12 @@ async def open_postgres_saver(
     finally:
         await probe.close()
     try:
-        yield saver
+        # The lease pool lives as long as the saver: the processes that run tickets (a
+        # worker, a batch) lease each thread on a reused session, not a new one per ticket.
+        from checkpoints.postgres_lease import lease_pool  # it imports this module
+
+        async with lease_pool(url):
+            yield saver
     finally:
         await pool.close()
 

@@ -70,7 +70,7 @@ from graph.app.fleet_queue import (
     register_worker,
 )
 from graph.app.options import ExitCode, MusterOptions
-from graph.app.runtime import MusterRuntime, open_runtime, stream_run
+from graph.app.runtime import MusterRuntime, open_runtime, stream_run_snapshot
 from graph.app.signals import SignalDrain
 
 FETCH_POLL_S = 1.0
@@ -168,14 +168,16 @@ async def advance(
         control = RunControl()
         state.drain.controls.add(control)
         try:
-            values = await stream_run(rt, thread_id, payload, control=control)
+            # The snapshot the run ends with: reading the thread again would cost another
+            # round of checkpoint reads (and the replay of its incremental channels).
+            finished = await stream_run_snapshot(rt, thread_id, payload, control=control)
         except GraphDrained:
             state.line(f"{tag}: drained; checkpointed and back in the queue")
             raise
         finally:
             state.drain.controls.discard(control)
-        after = status_of(await rt.graph.aget_state(thread_config(thread_id)))
-        answer_obj = values.get("answer")
+        after = status_of(finished)
+        answer_obj = finished.values.get("answer")
         shown = getattr(answer_obj, "status", None)
         state.line(f"{tag}: {after}" + (f" ({shown})" if shown and after == "done" else ""))
         return after
