@@ -18,10 +18,11 @@ The clock covers the queue only, after the servers are up.
    nothing). Each function's own time goes to a phase by the module it is in; a function of
    no phase (a library helper, a builtin) passes its time up to its callers in proportion to
    what each caller spent in it, until it reaches a function that has one: the innermost
-   phase on the call path wins (json.loads called from graph/facts_read.py is synthesis; a
-   pydantic validation called from workers/loop.py is the worker loop). A coroutine is called
-   by whatever resumed it, so a node's own time lands in its own module, and work no phase
-   claims lands in "langgraph pregel" (its tasks) or "other" (the event loop itself).
+   phase on the call path wins (json.loads called from domains/support/facts_read.py is
+   synthesis; a pydantic validation called from workers/loop.py is the worker loop). A
+   coroutine is called by whatever resumed it, so a node's own time lands in its own module,
+   and work no phase claims lands in "langgraph pregel" (its tasks) or "other" (the event
+   loop itself).
    cProfile makes Python calls about 4x dearer, so the table shows each phase's share of the
    profiled time, and ms per ticket as that share of the best plain run's event loop CPU.
    "calls" per ticket count coroutine resumptions as calls.
@@ -81,7 +82,16 @@ SITE = f"site-packages{os.sep}"
 # ("langgraph/checkpoint/"), or a builtin's name part ("sqlite3."); the first match wins, so
 # the more specific patterns come first.
 PHASES: list[tuple[str, tuple[str, ...]]] = [
-    ("planning", ("@graph/plan.py", "@graph/planners/", "@graph/facts.py")),
+    (
+        "planning",
+        (
+            "@graph/plan.py",
+            "@graph/planners/",
+            "@graph/facts.py",
+            "@domains/support/rules.py",
+            "@domains/support/intents.py",
+        ),
+    ),
     (
         "dispatch and worker loop",
         (
@@ -110,7 +120,12 @@ PHASES: list[tuple[str, tuple[str, ...]]] = [
     ("verify", ("@graph/verify.py",)),
     (
         "synthesis",
-        ("@graph/synthesize.py", "@graph/resolve.py", "@graph/facts_read.py", "@graph/answer"),
+        (
+            "@graph/synthesize.py",
+            "@domains/support/resolve.py",
+            "@domains/support/facts_read.py",
+            "@graph/answer",
+        ),
     ),
     ("trace", ("@graph/trace.py",)),
     ("langgraph pregel", ("langgraph/",)),

@@ -31,7 +31,7 @@ from langgraph.types import interrupt
 
 from checkpoints.audit import EXECUTION
 from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, load_approvers
-from graph.facts_read import money
+from graph.domains import pack_of
 from graph.services import Services, services_for
 from graph.state import MusterState, current_reports, latest_actions
 from graph.trace import record_call
@@ -230,32 +230,38 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
 
 
 HELD = "awaiting approval in thread"
-"""Marks an action withheld because the same action on the same order waits elsewhere."""
+"""Marks an action withheld because the same action on the same subject waits elsewhere."""
 
 
-def claim_subject(action: ProposedAction) -> str | None:
-    """What an action claims while it waits for a human: its tool on its order."""
-    order_id = action.args.get("order_id")
-    return f"{action.tool}:{order_id}" if order_id not in (None, "") else None
+def claim_subject(action: ProposedAction, argument: str | None) -> str | None:
+    """What an action claims while it waits for a human: its tool on its subject, the value
+    of `argument` (the argument its domain names for the tool, `DomainPack.subject_argument`:
+    `orders.issue_refund:12345`, `deploys.rollback:chg-…`); None when it has none."""
+    value = action.args.get(argument) if argument else None
+    return f"{action.tool}:{value}" if value not in (None, "") else None
 
 
 async def _held_elsewhere(
     services: Services, thread: str, action: ProposedAction, digest: str, key: str
 ) -> ActionRecord | None:
-    """The record that withholds `action` when the same action on the same order is already
-    waiting for a human (or approved, not yet run) in another thread, else None.
+    """The record that withholds `action` when the same action on the same subject (an
+    order, a change) is already waiting for a human (or approved, not yet run) in another
+    thread, else None.
 
     Across threads, one such action waits at a time: two tickets about one duplicate charge
-    must not put two refunds to two humans. The audit log arbitrates (`AuditLog.claim`); the
-    orders server's ledger still refuses a second refund if two were approved anyway."""
-    subject = claim_subject(action)
-    if services.audit is None or subject is None:
+    must not put two refunds to two humans, two pages about one bad deploy not two rollbacks.
+    The audit log arbitrates (`AuditLog.claim`); the system of record still refuses a second
+    refund if two were approved anyway."""
+    argument = pack_of(services.roster).subject_argument(action.tool)
+    subject = claim_subject(action, argument)
+    if services.audit is None or subject is None or argument is None:
         return None
     standing = await services.audit.claim(thread_id=thread, digest=digest, subject=subject)
     if standing is None or standing.thread_id == thread:
         return None
     since = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(standing.at))
     what = "a refund" if action.tool == REFUND_TOOL else action.tool
+    on = f"{argument.removesuffix('_id')} {action.args.get(argument)}"  # "order 12345"
     services.trace_node("approve", outcome="held", tool=action.tool, digest=digest)
     return ActionRecord(
         digest=digest,
@@ -269,7 +275,7 @@ async def _held_elsewhere(
         expires_at=time.time(),
         note=f"not put to a human: the same action waits in thread {standing.thread_id}",
         status="held",
-        result=f"{what} on order {action.args.get('order_id')} is {HELD} "
+        result=f"{what} on {on} is {HELD} "
         f"{standing.thread_id} (proposed {since}); nothing new was put to a human",
     )
 
@@ -314,6 +320,11 @@ def _proposal_for(state: MusterState, thread: str, record: ActionRecord) -> Prop
             ):
                 return action
     return None
+
+
+def money(cents: int) -> str:
+    """$129.00"""
+    return f"${cents / 100:,.2f}"
 
 
 def _refunded_by(refund: dict[str, Any]) -> str:

@@ -13,14 +13,17 @@ domain (principle 13). `domain.json` names the pack's parts:
 - `servers`: the `mcpServers` file the hub starts (support: `MUSTER_SERVERS`, else the default);
 - `planner`: a keyword table for the data-only planner (`graph.planners.keywords`), unless
   the plug-in has its own;
-- `plugin.py` (optional), loaded from the folder as a package of its own, may define
-  `plan(request, roster)`, `read_request(request) -> TicketReading`, `INTENTS` (every intent
-  its reading can produce), `compose_answer(state) -> Answer`, `render_answer(answer, state)`,
-  `PROPOSAL_RULES` (`{tool: (check, suggest)}`, registered with `workers.proposals`),
-  `FALLBACKS` (`{worker: Snapshot}`), `score(values, labels)` and `TARGETS` for `muster eval`,
-  and `SCENARIOS`.
+- `plugin.py` (optional), loaded from the folder as a package (a bundled pack as
+  `domains.<name>`), may define `plan(request, roster)`, `read_request(request) ->
+  TicketReading`, `INTENTS` (every intent its reading can produce), `compose_answer(state) ->
+  Answer`, `render_answer(answer, state)`, `PROPOSAL_RULES` (`{tool: (check, suggest)}`,
+  registered with `workers.proposals`), `FALLBACKS` (`{worker: Snapshot}`, registered with
+  `graph.fallbacks`), `ACTION_SUBJECTS` (`{tool: argument}`: what a write changes, so one
+  such action per subject waits for a human at a time, `graph.approval`), `score(values,
+  labels)` and `TARGETS` for `muster eval`, and `SCENARIOS`.
 
-Select a pack with `--domain NAME|PATH` or `MUSTER_DOMAIN`; `support` is the default.
+Support is loaded like any other pack (`domains/support/`). Select a pack with `--domain
+NAME|PATH` or `MUSTER_DOMAIN`; `support` is the default.
 """
 
 from __future__ import annotations
@@ -40,8 +43,7 @@ from types import ModuleType
 from typing import Any
 
 from graph.fallbacks import FALLBACKS
-from graph.planners.base import Planner
-from graph.planners.intents import TicketReading
+from graph.planners.base import Planner, TicketReading
 from graph.planners.keywords import KeywordTable, load_keyword_table
 from workers.errors import ConfigError
 from workers.proposals import register_proposal_rule
@@ -91,6 +93,12 @@ class DomainPack:
         """The plug-in's `name`, or None when the pack does not define it."""
         return getattr(self.plugin, name, None) if self.plugin is not None else None
 
+    def subject_argument(self, tool: str) -> str | None:
+        """The argument naming what write `tool` changes (the plug-in's `ACTION_SUBJECTS`:
+        support's refund `order_id`, incidents' rollback `change_id`), or None."""
+        subjects: dict[str, str] = self.hook("ACTION_SUBJECTS") or {}
+        return subjects.get(tool)
+
 
 def domain_ref(given: str | Path | None = None) -> str:
     """The pack to use: `given`, else `MUSTER_DOMAIN`, else `support`."""
@@ -117,10 +125,15 @@ def bundled_domains() -> list[str]:
 
 
 def _load_plugin(folder: Path, name: str) -> ModuleType | None:
-    """`plugin.py` imported as `<package>.plugin`, the folder being a package of its own, so
-    its sibling modules import with relative imports (`from .triage import diagnose`)."""
+    """`plugin.py` imported as `<package>.plugin`, the folder being a package, so its sibling
+    modules import with relative imports (`from .triage import diagnose`). A bundled pack is
+    the package `domains.<name>`, so a module of it imported directly (a test's
+    `domains.support.rules`) is the one the plug-in uses; a folder elsewhere becomes a
+    package of its own."""
     if not (folder / "plugin.py").is_file():
         return None
+    if folder.parent == DOMAINS_DIR and (folder / "__init__.py").is_file():
+        return importlib.import_module(f"{DOMAINS_DIR.name}.{folder.name}.plugin")
     tag = hashlib.sha256(str(folder).encode()).hexdigest()[:8]
     package = f"muster_domain_{''.join(c if c.isalnum() else '_' for c in name)}_{tag}"
     if package not in sys.modules:
@@ -198,6 +211,12 @@ def _read_pack(folder: Path, ref: str) -> DomainPack:
         plugin=plugin,
         eval_files={k: (folder / str(v)).resolve() for k, v in evals.items()},
     )
+
+
+def default_planner() -> Planner:
+    """The default pack's planner (support's rules planner): what a run uses when its caller
+    names none."""
+    return load_domain(DEFAULT_DOMAIN).planner
 
 
 def pack_of(roster: Roster) -> DomainPack:

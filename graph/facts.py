@@ -12,13 +12,17 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from langgraph.runtime import get_runtime
 
 from graph.trace import record_call
 from workers.contracts import Finding, Handoff, Report
-from workers.hub import CallOutcome, ToolCallResult, ToolHub
+from workers.hub import CallOutcome, ToolCallResult
 from workers.roster import Roster
+
+if TYPE_CHECKING:  # the hub loads the MCP SDK, only once a hub runs
+    from workers.hub import ToolHub
 
 ORDER_RECORD = "order_record"
 """The shared fact a roster entry can list under `needs`."""

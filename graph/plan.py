@@ -1,7 +1,8 @@
 """The `plan` stage: write the packets, validate them, and `Send` the first wave to `dispatch`.
 
-The configured planner (the rules planner by default, or an LLM with structured output,
-see `graph/planners/`) writes `Handoff` packets, and `validate_plan` checks them, whoever
+The configured planner (the domain pack's by default, support's rules planner unless
+`--domain` names another, or an LLM with structured output, see `graph/planners/`) writes
+`Handoff` packets, and `validate_plan` checks them, whoever
 wrote them: unknown workers and dependency cycles are refused; widened allowlists are
 narrowed, budgets capped and duplicates dropped, each with a note. The order record is then
 resolved once (`graph.facts`), and `plan` emits one `Send("dispatch", packet)` per packet of
@@ -22,8 +23,7 @@ from langgraph.types import Command
 from graph.dispatch import send_packets
 from graph.domains import read_request
 from graph.facts import resolve_shared_facts
-from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S
-from graph.planners.intents import BY_NAME, TicketReading
+from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S, TicketReading
 from graph.services import Services, services_for
 from graph.state import MusterState, ready_packets
 from workers.contracts import Handoff
@@ -93,16 +93,17 @@ async def plan(
 
 
 def with_intents(packet: Handoff, reading: TicketReading, roster: Roster) -> Handoff:
-    """A packet whose worker may propose actions carries the ticket's order-bound intents
-    (`intents`), whoever planned it: the proposal rules decide from them, and an LLM plan
-    that leaves them out must not silently lose the refund a settled duplicate is owed."""
+    """A packet whose worker may propose actions carries the intents the domain's reading
+    names for it (`TicketReading.action_intents`; support: the order-bound ones) in
+    `intents`, whoever planned it: the proposal rules decide from them, and an LLM plan that
+    leaves them out must not silently lose the refund a settled duplicate is owed."""
     spec = roster.get(packet.recipient)
     if spec is None or not spec.proposes or "intents" in packet.inputs:
         return packet
-    order_bound = [i for i in reading.intents if i in BY_NAME and BY_NAME[i].needs_order]
-    if not order_bound:
+    if not reading.action_intents:
         return packet
-    return packet.model_copy(update={"inputs": {**packet.inputs, "intents": ",".join(order_bound)}})
+    intents = ",".join(reading.action_intents)
+    return packet.model_copy(update={"inputs": {**packet.inputs, "intents": intents}})
 
 
 def _within(entry: str, privileges: Sequence[str]) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from graph.domains import pack_of
 from graph.fallbacks import FALLBACKS
 from graph.services import Services, services_for
 from graph.state import ESCALATION_WORKER, MusterState, unrecovered_failures
@@ -175,6 +176,7 @@ def plan_recovery(
 ) -> dict[str, Any]:
     """The state update for one `recover` step: records, substitute reports, new packets.
     `clarifications` holds the human's answers to ambiguous packets, by packet id."""
+    pack_of(roster)  # its fallbacks are registered when it loads (a resume may start here)
     packets = list(state.get("packets") or [])
     by_key = {(p.id, p.attempt): p for p in packets}
     records: list[RecoveryRecord] = []

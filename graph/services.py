@@ -10,19 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from checkpoints.audit import AuditLog
+from graph.domains import default_planner
 from graph.limits import RunLimits
-from graph.planners import Planner, plan_ticket
+from graph.planners import Planner
 from graph.trace import TraceWriter
 from workers.errors import ConfigError
-from workers.hub import ToolHub
 from workers.models import ModelFactory, offline_factory
 from workers.roster import Roster, load_roster
+
+if TYPE_CHECKING:  # the hub loads the MCP SDK; reading a thread needs none of it
+    from workers.hub import ToolHub
 
 
 @dataclass
@@ -35,7 +38,7 @@ class Services:
     """The chat model for each worker."""
     roster: Roster = field(default_factory=load_roster)
     """Which workers exist and what they may touch."""
-    planner: Planner = plan_ticket
+    planner: Planner = field(default_factory=default_planner)
     """Writes the packets; its output is always validated."""
     trace: TraceWriter | None = None
     """Where step events go, if anywhere."""

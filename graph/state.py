@@ -52,7 +52,7 @@ class MusterState(InputState, total=False):
     packets: Annotated[list[Handoff], DeltaChannel(last_write)]
     """The validated plan: one packet per sub-task."""
     intents: list[str]
-    """Every intent the ticket expresses (`graph.planners.intents`); each needs a resolution."""
+    """Every intent the ticket expresses (the domain pack's reading); each needs a resolution."""
     language: str
     """The language the ticket is written in (`English` unless the rules read another)."""
     order_ids: list[str]

@@ -5,7 +5,7 @@ The answer has parts (`workers.contracts.Answer`): a summary of what happened, e
 citing its finding; a resolution step for every intent the ticket expressed (an
 approval-gated action, an instruction for the agent, or an open point); a draft reply built
 from the knowledge base's customer-facing wording and the policy that applies; open
-questions; and the evidence, readable. `graph.resolve` builds them from the reports'
+questions; and the evidence, readable. `domains.support.resolve` builds them from the reports'
 observations. The answer is `complete` only when every intent has a resolution (principle
 10). It is degraded whenever a fallback, a failure, a run limit or an unverified claim went
 into it, and each of those becomes a line in `degraded_reasons` and in the text.
@@ -19,11 +19,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from domains.support.facts_read import TicketFacts, money, read_facts
+from domains.support.resolve import Resolver, proposals_from
 from graph.answer_writer import write_with_model
 from graph.domains import pack_for_intents
 from graph.facts import SHARED_CALL_PREFIX
-from graph.facts_read import TicketFacts, money, read_facts
-from graph.resolve import Resolver, proposals_from
 from graph.services import Services, services_for
 from graph.state import (
     ESCALATION_WORKER,

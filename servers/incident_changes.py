@@ -1,6 +1,7 @@
 """The full deploy and config-change history of the incident world, built deterministically.
 
-The changes the stories rest on (`incident_world.KEY_CHANGES`) are written by hand; around them,
+The changes the stories rest on (`incident_world.KEY_CHANGES`, and `HELDOUT_CHANGES` for the
+held-out set, which the routine draw ignores) are written by hand; around the first,
 routine changes are drawn with a fixed seed: on weekdays, in working hours, never inside a
 story's quiet span, at least three hours from another change to the same service, and never
 after the service's story-bearing deploy or config change (so that change is still the live one
@@ -17,6 +18,7 @@ from datetime import datetime, timedelta
 from servers.incident_stories import STORIES
 from servers.incident_world import (
     DATA_AS_OF,
+    HELDOUT_CHANGES,
     KEY_CHANGES,
     METRICS_START,
     PROFILES,
@@ -117,7 +119,7 @@ def build_changes() -> list[Change]:
     """Every change of the world, oldest first (ties by id), with versions and values chained."""
     drafts: list[tuple[datetime, str, str, str, str, str, str, str]] = []
     # (at, service, kind, author, summary, key, from (config), to (key deploy / config))
-    for k in KEY_CHANGES:
+    for k in (*KEY_CHANGES, *HELDOUT_CHANGES):  # held-out ones never steer the routine draw
         drafts.append((k.when, k.service, k.kind, k.author, k.summary, k.key, k.from_value,
                        k.to_value))
     for service, kind, when, author, summary, key_index in _routine():

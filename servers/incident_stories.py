@@ -105,7 +105,7 @@ def _leak(key: str, service: str, deploy: datetime, restart: datetime, per_hour:
     return Story(key, (service,), deploy - 6 * H, DATA_AS_OF, leak=leak)
 
 
-STORIES: tuple[Story, ...] = (
+QUEUE_STORIES: tuple[Story, ...] = (
     _story("search-newsletter-surge", ("search",), at(5, 10, 5), at(5, 11, 35),
            Effect("search", at(5, 10, 5), at(5, 11, 35), ramp_min=6, requests_x=3.2, p50_x=2.5,
                   p95_x=5.0, error_rate=0.06, cpu=0.96, db_pool=0.7,
@@ -230,4 +230,85 @@ STORIES: tuple[Story, ...] = (
                            "TypeError: Cannot read properties of undefined (reading "
                            "'currency') at buildPaymentIntent"),))),
 )
-"""The incidents' effects, in time order of their onset (decoy-free quiet spans per story)."""
+"""The queue's incidents (domains/incidents/incidents.jsonl), in time order of their onset
+(decoy-free quiet spans per story)."""
+
+
+def _heldout(key: str, *effects: Effect) -> Story:
+    # No quiet span: the held-out stories are placed where no routine change falls, so that the
+    # routine draw (and with it the queue's change history) is the same with or without them.
+    start = min(e.start for e in effects) if effects else DATA_AS_OF
+    return Story(key, (), start, start, effects)
+
+
+HELDOUT_STORIES: tuple[Story, ...] = (
+    _heldout("search-shard-limit-config",
+             Effect("search", at(7, 10, 31), at(7, 11, 40), ramp_min=2, p50_x=2.0, p95_x=3.5,
+                    error_rate=0.12,
+                    errors=((503, "GET /search", "rejected: too many shard requests queued "
+                             "(max_concurrent_shard_requests=1)"),))),
+    _heldout("pricing-db-connection-storm",
+             Effect("pricing", at(8, 9, 3), at(8, 10, 5), ramp_min=2, p50_x=2.0, p95_x=5.0,
+                    error_rate=0.4,
+                    errors=((503, "POST /prices/quote", "pricing-db: too many connections "
+                             "(max_connections=200), request rejected"),),
+                    warnings=("pricing-db connection storm: 200/200 connections, replica lag "
+                              "45s",), warn_per_min=1.5),
+             Effect("checkout", at(8, 9, 4), at(8, 10, 5), p95_x=2.0, error_rate=0.12,
+                    errors=((502, "GET /api/checkout/summary",
+                             "price quote failed: 503 from pricing"),))),
+    _heldout("profile-cdn-signer-config",
+             Effect("profile", at(8, 16, 1), at(8, 17, 10), error_rate=0.3,
+                    errors=((500, "GET /account", "avatar url signing failed: no key configured "
+                             "for signer hmac-v2"),))),
+    _heldout("recommendations-tv-spot-surge",
+             Effect("recommendations", at(9, 18, 55), at(9, 20, 10), ramp_min=6, requests_x=3.4,
+                    p50_x=2.0, p95_x=4.0, error_rate=0.05, cpu=0.95,
+                    errors=((503, "GET /recs/home", "model server busy"),),
+                    warnings=("traffic surge: requests with utm_source=tv-spot-0609 up 3x",
+                              "model server queue at capacity: 512/512"), warn_per_min=2.0)),
+    _heldout("checkout-payments-timeout-config",
+             Effect("checkout", at(9, 21, 41), at(9, 22, 50), error_rate=0.2,
+                    errors=((504, "POST /api/checkout/confirm",
+                             "payments call timed out after 300ms"),))),
+    _heldout("notifications-email-provider-outage",
+             Effect("notifications", at(10, 20, 35), at(10, 21, 15), p95_x=6.0, error_rate=0.5,
+                    errors=((504, "POST /notify/email",
+                             "email provider timeout after 30000ms (provider: Postly)"),),
+                    warnings=("Postly API health check failing; email queue depth 18k",),
+                    warn_per_min=1.5)),
+    _heldout("inventory-scraper-burst",
+             Effect("inventory", at(10, 22, 45), at(10, 23, 35), ramp_min=5, requests_x=4.0,
+                    p50_x=2.0, p95_x=3.0, error_rate=0.06, cpu=0.97,
+                    errors=((503, "GET /inventory/stock", "stock cache miss storm: shedding"),),
+                    warnings=("scraper burst: ~900 req/s on /inventory/stock from 2 IPs "
+                              "(user-agent python-requests/2.31)",), warn_per_min=2.0)),
+    _heldout("auth-kms-outage",
+             Effect("auth", at(11, 3, 40), at(11, 4, 30), p95_x=3.0, error_rate=0.45,
+                    errors=((503, "GET /session", "token signing key unavailable: kms request "
+                             "failed (auth-kms: connection timed out)"),),
+                    warnings=("kms client: 5 consecutive failures, backing off",),
+                    warn_per_min=1.0),
+             Effect("profile", at(11, 3, 41), at(11, 4, 30), error_rate=0.35,
+                    errors=((500, "GET /account", "session validation failed: 503 from auth"),)),
+             Effect("gateway", at(11, 3, 40), at(11, 4, 30), error_rate=0.03,
+                    errors=((502, "POST /login", "upstream auth returned 503"),))),
+    Story("inventory-stock-snapshot-leak", (), at(11, 19, 15), at(11, 19, 15),
+          leak=Leak("inventory", at(11, 19, 15), (at(12, 11, 40),), 0.030, p95_per_memory=2.5)),
+    _heldout("gateway-http2-pool-deploy",
+             Effect("gateway", at(12, 1, 21), at(12, 2, 30), p95_x=1.5, error_rate=0.14,
+                    errors=tuple((502, route, "upstream connect error: http2 stream reset "
+                                  "(REFUSED_STREAM)") for route in (
+                        "GET /api/products", "POST /api/checkout/confirm", "GET /api/search")))),
+    _heldout("auth-argon2-deploy",
+             Effect("auth", at(12, 3, 6), at(12, 4, 15), p95_x=1.3, error_rate=0.3,
+                    errors=((500, "POST /login", "Argon2VerifyError: unsupported hash prefix "
+                             "'$2b$' for legacy bcrypt users"),)),
+             Effect("gateway", at(12, 3, 6), at(12, 4, 15), error_rate=0.02,
+                    errors=((502, "POST /login", "upstream auth returned 500"),))),
+)
+"""The held-out incidents (domains/incidents/heldout.jsonl), written after the triage rules were
+tuned on the queue, to measure how they generalise. Their false alarms need no story."""
+
+STORIES: tuple[Story, ...] = QUEUE_STORIES + HELDOUT_STORIES
+"""Every story the servers' data holds."""

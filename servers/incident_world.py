@@ -210,3 +210,31 @@ KEY_CHANGES: tuple[KeyChange, ...] = (
               "refactor stock cache metrics", ""),
 )
 """Changes the stories rest on. A deploy with an empty to_value is a routine patch release."""
+
+
+HELDOUT_CHANGES: tuple[KeyChange, ...] = (
+    # The held-out incidents' changes (domains/incidents/heldout*.jsonl). They are kept out of
+    # the routine-change draw (`incident_changes._routine` reads KEY_CHANGES only), so the queue's
+    # change history is the same with or without them; each deploy is its service's last one and
+    # each config key is new, so no version or value of the queue's changes moves.
+    KeyChange("search", "config", at(7, 10, 30), "t.weber",
+              "protect the cluster: one concurrent shard request per query", "1",
+              key="shard.max_concurrent_requests", from_value="5"),
+    KeyChange("profile", "config", at(8, 16, 0), "o.fischer",
+              "switch avatar URLs to the v2 CDN signer", "hmac-v2",
+              key="cdn.url_signer", from_value="hmac-v1"),
+    KeyChange("checkout", "config", at(9, 21, 40), "p.rossi",
+              "fail faster when the payments call is slow", "300",
+              key="payments.client.timeout_ms", from_value="3000"),
+    KeyChange("checkout", "config", at(10, 15, 40), "p.rossi",
+              "show trust badges on the confirm page", "true",
+              key="confirm.show_trust_badges", from_value="false"),
+    KeyChange("inventory", "deploy", at(11, 19, 15), "e.kowalski",
+              "stock trends: keep per-warehouse snapshots in memory", "6.2.0"),
+    KeyChange("gateway", "deploy", at(12, 1, 20), "g.oneill",
+              "upstream pool: HTTP/2 multiplexing to services", "5.4.0"),
+    KeyChange("auth", "deploy", at(12, 3, 5), "h.varga",
+              "password hashing: verify with argon2id", "3.10.0"),
+)
+"""Changes the held-out stories rest on (`incident_stories.HELDOUT_STORIES`)."""
+

@@ -21,9 +21,10 @@ from typing import Any, TypeVar
 import pytest
 
 from checkpoints.threads import thread_config
+from domains.support.rules import plan_ticket
 from graph.app.runtime import open_runtime, open_store, stream_run
 from graph.limits import RunLimits
-from graph.planners import Planner, plan_ticket
+from graph.planners import Planner
 from workers.contracts import Report
 from workers.models import ModelFactory
 

@@ -86,6 +86,22 @@ def test_bundled_packs_load_and_support_is_the_default(monkeypatch: pytest.Monke
         load_domain("nope")
 
 
+def test_support_is_loaded_like_any_pack_from_its_own_folder() -> None:
+    """Support's parts live in domains/support/ and come in through the same loader; a test
+    importing one of its modules gets the very module the plug-in uses."""
+    from domains.support.rules import plan_ticket, read_ticket
+    from graph.fallbacks import FALLBACKS
+
+    support = load_domain("support")
+    assert support.plugin is not None and support.plugin.__name__ == "domains.support.plugin"
+    assert (support.planner, support.read) == (plan_ticket, read_ticket)
+    assert support.eval_files["dataset"] == support.folder / "tickets.jsonl"
+    assert support.servers_file is not None and support.servers_file.name == "servers.json"
+    assert FALLBACKS["policy"].name == "cached policy snapshot"
+    assert support.subject_argument("orders.issue_refund") == "order_id"
+    assert load_domain("incidents").subject_argument("deploys.rollback") == "change_id"
+
+
 @pytest.mark.integration
 async def test_a_toy_domain_from_a_temporary_folder_runs_end_to_end(
     muster_env: MusterEnv, tmp_path: Path

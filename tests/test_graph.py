@@ -11,7 +11,7 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
-from graph.planners import plan_ticket
+from domains.support.rules import plan_ticket
 from servers.call_log import count_calls
 from tests.conftest import DEMO_TICKET, MusterEnv, by_worker, run_ticket
 from workers.contracts import Handoff

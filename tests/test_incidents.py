@@ -97,6 +97,36 @@ async def test_demo_names_the_bad_deploy_and_rolls_back_exactly_once(
     assert calls_so_far(incident_env.call_log, server="deploys", tool="rollback") == 1
 
 
+async def test_a_second_page_about_the_same_deploy_is_held_while_its_rollback_waits(
+    incident_env: MusterEnv,
+) -> None:
+    """One rollback of a change waits for a human at a time, whichever page proposed it: the
+    held key is the domain's subject of the action (the change), not an order id."""
+    first, second = (f"inc-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    async with open_runtime(options(incident_env)) as runtime:
+        await stream_run(runtime, first, {"request": DEMO})
+        (pending,) = (await runtime.graph.aget_state(thread_config(first))).interrupts
+        assert pending.value["args"] == {"change_id": DEMO_CHANGE}
+        values = await stream_run(runtime, second, {"request": DEMO})
+        snapshot = await runtime.graph.aget_state(thread_config(second))
+        assert not snapshot.interrupts  # nothing was put to a human in the second thread
+    (held,) = values["actions"]
+    assert held.status == "held" and held.args == {"change_id": DEMO_CHANGE}
+    assert f"on change {DEMO_CHANGE} is awaiting approval in thread {first}" in held.result
+    answer = values["answer"]
+    assert answer.needs_human
+    (step,) = answer.resolution
+    assert step.approval == f"awaiting approval in thread {first}"
+    assert f"already awaiting approval in thread {first}" in answer.text
+    assert rollback_rows(incident_env) == []
+    with closing(sqlite3.connect(incident_env.checkpoint_db)) as audit:
+        claims = audit.execute(
+            "SELECT thread_id, subject, held_by FROM muster_action_claim ORDER BY id"
+        ).fetchall()
+    subject = f"deploys.rollback:{DEMO_CHANGE}"
+    assert claims == [(first, subject, ""), (second, subject, first)]
+
+
 async def test_metrics_dying_makes_the_answer_partial_and_says_which(
     incident_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,6 +4,12 @@
 over MCP. The shell (`graph/app`) uses the supervisor, never the other way round. One
 exception on purpose: the graph imports `servers.approval`, the orders server's published
 approval-token format.
+
+A domain pack (`domains/<name>/`) sits beside the graph: it may use the supervisor's
+contracts and helpers and the workers, never the shell, the store or the servers; the graph
+reaches a pack only through its loader (`graph.domains`), and nothing below it (workers,
+servers, checkpoints) knows packs exist. One exception, until support's answer assembly moves
+into its pack: `graph/synthesize.py` imports support's answer sections.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def imports_of(path: Path) -> set[str]:
-    """Every module a file imports (absolute imports only; the project uses no relative)."""
+    """Every module a file imports (absolute imports only: relative ones are a domain pack's
+    own modules importing each other)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -46,11 +53,11 @@ def offenders(
 
 
 def test_servers_import_nothing_of_ours() -> None:
-    assert offenders("servers", ("graph", "workers", "checkpoints")) == []
+    assert offenders("servers", ("graph", "workers", "checkpoints", "domains")) == []
 
 
 def test_workers_never_import_the_graph_or_the_store() -> None:
-    assert offenders("workers", ("graph", "checkpoints", "servers")) == []
+    assert offenders("workers", ("graph", "checkpoints", "servers", "domains")) == []
 
 
 def test_the_hub_imports_no_other_worker_module() -> None:
@@ -83,7 +90,25 @@ def test_the_graph_reaches_servers_only_through_the_token_format() -> None:
 
 
 def test_checkpoints_never_import_the_graph() -> None:
-    assert offenders("checkpoints", ("graph", "servers")) == []
+    assert offenders("checkpoints", ("graph", "servers", "domains")) == []
+
+
+GRAPH_IMPORTS_OF_PACKS = {
+    "graph/synthesize.py": {"domains.support.facts_read", "domains.support.resolve"},
+}
+"""The known exceptions to "the graph reaches packs only through the loader"."""
+
+
+def test_the_graph_reaches_domain_packs_only_through_the_loader() -> None:
+    found = {
+        name: {m for m in imports if m == "domains" or m.startswith("domains.")}
+        for name, imports in modules("graph").items()
+    }
+    assert {name: mods for name, mods in found.items() if mods} == GRAPH_IMPORTS_OF_PACKS
+
+
+def test_domain_packs_never_import_the_shell_the_store_or_the_servers() -> None:
+    assert offenders("domains", ("graph.app", "checkpoints", "servers")) == []
 
 
 def test_the_rules_catch_a_violation(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from domains.support.rules import plan_ticket, read_ticket
 from graph.plan import topological_order, validate_plan
-from graph.planners import MAX_STEPS_CAP, TIMEOUT_CAP_S, plan_ticket
+from graph.planners import MAX_STEPS_CAP, TIMEOUT_CAP_S
 from workers.contracts import Handoff
 from workers.errors import PlanError
 from workers.order_ids import find_order_ids
@@ -115,8 +116,6 @@ def test_duplicate_ids_are_refused_and_dependents_follow_the_kept_duplicate() ->
 
 
 def test_every_intent_is_found_in_several_languages() -> None:
-    from graph.planners.rules import read_ticket
-
     french = read_ticket(
         "Bonjour, j'ai été débité deux fois pour ma commande n°12343 et le colis n'est "
         "toujours pas arrivé !"

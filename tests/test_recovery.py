@@ -19,9 +19,9 @@ from langchain_core.messages import AIMessage
 from langgraph.types import Command
 
 from checkpoints.threads import thread_config
+from domains.support.rules import plan_ticket
 from graph.app.runtime import open_runtime, stream_run
 from graph.limits import RunLimits
-from graph.planners import plan_ticket
 from graph.synthesize import compose_answer
 from graph.verify import find_conflicts, unsupported_claims
 from servers.call_log import count_calls

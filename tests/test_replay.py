@@ -18,6 +18,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
+from domains.support.rules import plan_ticket
 from graph.app.batch_queue import plan_batch, run_batch
 from graph.app.batch_report import BatchProgress
 from graph.app.batch_tickets import batch_thread_id, load_tickets
@@ -37,7 +38,6 @@ from graph.app.replay_record import (
     load_recording,
 )
 from graph.app.runtime import open_runtime, stream_run
-from graph.planners import plan_ticket
 from graph.planners.llm import LlmPlanner, planner_prompt
 from graph.trace import RECORDING_EVENT, read_trace, trace_path
 from tests.conftest import MusterEnv

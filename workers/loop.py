@@ -18,7 +18,7 @@ import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -40,12 +40,15 @@ from workers.control_tools import (
     control_tool_schemas,
     read_control_call,
 )
-from workers.hub import CallOutcome, ToolCallResult, ToolHub, ToolSpec
+from workers.hub import CallOutcome, ToolCallResult
 from workers.models import recorded_reply, request_digest
 from workers.packet_prompt import render_packet
 from workers.proposals import review_proposals
 from workers.roster import WorkerSpec
 from workers.tool_names import alias_map, to_model_name
+
+if TYPE_CHECKING:  # the hub loads the MCP SDK, only once a hub runs
+    from workers.hub import ToolHub, ToolSpec
 
 LOOP_REPEATS = 3
 """The same call with the same arguments this many times is a loop."""

@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from graph.planners.base import DEFAULT_TIMEOUT_S
-from graph.planners.intents import TicketReading
+from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
 from graph.state import ESCALATION_WORKER, MusterState, current_reports, latest_actions
 from graph.synthesize import assess, evidence_lines
 from workers.contracts import (
@@ -33,7 +32,7 @@ from workers.contracts import (
 )
 from workers.roster import Roster
 
-from .triage import SERVICES, Diagnosis, diagnose, hhmm, seen_from
+from .triage import Diagnosis, diagnose, hhmm, seen_from, service_named
 
 INTENT = "incident_triage"
 """The one thing a page asks: what broke, why, and what to do."""
@@ -60,10 +59,9 @@ def page_time(request: str) -> datetime | None:
 
 
 def paged_service(request: str) -> str | None:
-    """The first service the page names."""
-    lowered = request.lower()
-    found = [(m.start(), name) for name in SERVICES if (m := re.search(rf"\b{name}\b", lowered))]
-    return min(found)[1] if found else None
+    """The service the page is about: the first it names, else the first whose on-call
+    words it uses ("sign-in", "basket"; `triage.service_named`)."""
+    return service_named(request)
 
 
 def read_request(request: str) -> TicketReading:
@@ -103,8 +101,13 @@ def plan(request: str, roster: Roster) -> list[Handoff]:
         "logs",
         f"Establish which errors {service} and its neighbours logged before the page, and when "
         "each began.",
-        {"service": service, "level": "ERROR", "since": errors_since, "until": until,
-         "errors_since": errors_since},
+        {
+            "service": service,
+            "level": "ERROR",
+            "since": errors_since,
+            "until": until,
+            "errors_since": errors_since,
+        },
     )
     add(
         "metrics",
@@ -115,9 +118,16 @@ def plan(request: str, roster: Roster) -> list[Handoff]:
         "deploys",
         "List the deploys and config changes before the page and find the one the errors "
         "follow, if any.",
-        {"since": _iso(at - CHANGES_LOOKBACK) if at else "", "until": until, "limit": "200",
-         "errors_since": errors_since, "paged_service": service, "pressure_level": "WARN",
-         "pressure_text": "heap", "pressure_limit": "5"},
+        {
+            "since": _iso(at - CHANGES_LOOKBACK) if at else "",
+            "until": until,
+            "limit": "200",
+            "errors_since": errors_since,
+            "paged_service": service,
+            "pressure_level": "WARN",
+            "pressure_text": "heap",
+            "pressure_limit": "5",
+        },
     )
     return packets
 
@@ -167,6 +177,9 @@ def check_rollback(
 
 PROPOSAL_RULES = {ROLLBACK: (check_rollback, suggest_rollback)}
 """Registered with workers.proposals when the pack loads."""
+ACTION_SUBJECTS = {ROLLBACK: "change_id"}
+"""What a rollback changes: one rollback of a change waits for a human at a time, whichever
+page proposed it (graph/approval.py)."""
 
 
 # --- the answer ---------------------------------------------------------------------------
@@ -213,29 +226,48 @@ def compose_answer(state: MusterState) -> Answer:
     else:
         where = f" in {diag.service}" if diag.service else ""
         onset = f" from {hhmm(diag.onset)}" if diag.onset and diag.category != "slow_leak" else ""
-        summary.append(Claim(
-            text=f"Most likely cause: {LABEL[diag.category]}{where}{onset}"
-            + (f": {diag.change_id}." if diag.change_id else "."),
-            cites=sorted({c for _, cites in diag.evidence for c in cites}),
-        ))
+        summary.append(
+            Claim(
+                text=f"Most likely cause: {LABEL[diag.category]}{where}{onset}"
+                + (f": {diag.change_id}." if diag.change_id else "."),
+                cites=sorted({c for _, cites in diag.evidence for c in cites}),
+            )
+        )
     summary += [Claim(text=text, cites=cites) for text, cites in diag.evidence]
-    summary += [Claim(text=f"Ruled out: {cid}: {why}.", cites=cites)
-                for cid, why, cites in diag.ruled_out]
+    summary += [
+        Claim(text=f"Ruled out: {cid}: {why}.", cites=cites) for cid, why, cites in diag.ruled_out
+    ]
 
     steps: list[ResolutionStep] = []
     decisions = {a.tool + str(sorted(a.args.items())): a for a in run.actions}
     for action in _proposed(run.reports):
         record = decisions.get(action.tool + str(sorted(action.args.items())))
         approval = "pending approval"
-        if record is not None:
-            approval = {"executed": f"executed (approved by {record.decided_by})",
-                        "rejected": f"rejected by {record.decided_by}"}.get(
-                record.status, record.status)
-        steps.append(ResolutionStep(
-            intent=INTENT, kind="action", tool=action.tool, args=action.args, approval=approval,
-            text=f"Roll back {action.args.get('change_id')}: {action.reason}.",
-            cites=[diag.change_cite] if diag.change_cite else [],
-        ))
+        says = f"Roll back {action.args.get('change_id')}: {action.reason}."
+        if record is not None and record.status == "held":
+            # Another page's rollback of this change already waits for a human (one at a
+            # time per change, graph/approval.py): this thread puts nothing new forward.
+            approval = record.result.split(" (proposed", 1)[0].split(" is ", 1)[-1]
+            says = (
+                f"A rollback of {action.args.get('change_id')} is already {approval}: "
+                "approve or reject it there; nothing new was proposed."
+            )
+        elif record is not None:
+            approval = {
+                "executed": f"executed (approved by {record.decided_by})",
+                "rejected": f"rejected by {record.decided_by}",
+            }.get(record.status, record.status)
+        steps.append(
+            ResolutionStep(
+                intent=INTENT,
+                kind="action",
+                tool=action.tool,
+                args=action.args,
+                approval=approval,
+                text=says,
+                cites=[diag.change_cite] if diag.change_cite else [],
+            )
+        )
     if not steps:
         text = {
             "traffic_spike": f"Scale {diag.service} out and shed or rate-limit the extra load; "
@@ -248,15 +280,21 @@ def compose_answer(state: MusterState) -> Answer:
         if text is not None:
             steps.append(ResolutionStep(intent=INTENT, kind="instruction", text=text))
         else:
-            steps.append(ResolutionStep(
-                intent=INTENT, kind="open",
-                text="No mitigation can be chosen until the cause is known: an engineer "
-                "should look.",
-            ))
+            steps.append(
+                ResolutionStep(
+                    intent=INTENT,
+                    kind="open",
+                    text="No mitigation can be chosen until the cause is known: an engineer "
+                    "should look.",
+                )
+            )
 
     unknown = list(diag.unknown)
-    unknown += [f"{w}: this specialist failed, so what it would have shown is missing"
-                for w in failed_workers if w != ESCALATION_WORKER]
+    unknown += [
+        f"{w}: this specialist failed, so what it would have shown is missing"
+        for w in failed_workers
+        if w != ESCALATION_WORKER
+    ]
     if diag.change_id and diag.category in ("bad_deploy", "config_change"):
         unknown.append(f"why {diag.change_id} fails: for the owning team once it is rolled back")
     if diag.category == "dependency_outage":
@@ -317,15 +355,19 @@ def render_answer(answer: Answer, state: MusterState) -> str:
     done = [a for a in latest_actions(state).values()]
     if done:
         lines += ["", "Actions:"]
-        lines += [f"- {a.tool}({', '.join(f'{k}={v}' for k, v in a.args.items())}) proposed by "
-                  f"{a.proposed_by}: {a.status} (decided by {a.decided_by}): {a.result[:300]}"
-                  for a in done]
+        lines += [
+            f"- {a.tool}({', '.join(f'{k}={v}' for k, v in a.args.items())}) proposed by "
+            f"{a.proposed_by}: {a.status} (decided by {a.decided_by}): {a.result[:300]}"
+            for a in done
+        ]
     recoveries = state.get("recoveries") or []
     if recoveries:
         lines += ["", "Recovery:"] + [f"- {r.strategy}: {r.detail}" for r in recoveries]
     if answer.degraded:
-        lines += ["", "DEGRADED: " + "; ".join(answer.degraded_reasons
-                                               or [f"status is {answer.status}"])]
+        lines += [
+            "",
+            "DEGRADED: " + "; ".join(answer.degraded_reasons or [f"status is {answer.status}"]),
+        ]
     if answer.needs_human:
         lines += ["", "NEEDS HUMAN: an engineer should review this incident."]
     return "\n".join(lines)
@@ -358,10 +400,16 @@ def score(values: dict[str, Any], labels: dict[str, Any]) -> dict[str, tuple[boo
     false_alarm = labels.get("category") == "false_alarm"
     return {
         "cause": (cause_got == cause_expected, cause_expected, cause_got),
-        "category": (diag.category == labels.get("category"), str(labels.get("category")),
-                     diag.category),
+        "category": (
+            diag.category == labels.get("category"),
+            str(labels.get("category")),
+            diag.category,
+        ),
         "actions": (proposed == expected_actions, str(expected_actions), str(proposed)),
-        "no_false_alarm_rollback": (not (false_alarm and proposed), "no rollback" if false_alarm
-                                    else "-", str(proposed)),
+        "no_false_alarm_rollback": (
+            not (false_alarm and proposed),
+            "no rollback" if false_alarm else "-",
+            str(proposed),
+        ),
         "ruled_out": (wanted <= ruled, str(sorted(wanted)), str(sorted(ruled & wanted))),
     }

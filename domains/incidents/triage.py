@@ -10,15 +10,26 @@ names. Rules, in order:
 1. An incident message is a top error that is new in the window (first seen at least 5
    minutes after its start), frequent (8 or more) and fast (at least 0.8 a minute since it
    began); everyday noise is none of these. A message naming another service ("payments
-   call failed") marks its service as a victim of that one.
+   call failed") marks its service as a victim of that one, but only when the named service
+   shows trouble of its own in the same summary (incident messages or heap pressure): a
+   caller that gives up on a healthy dependency ("payments call timed out after 300ms", with
+   payments quiet) is failing on its own.
 2. The causal service is the earliest service whose incident messages name no other.
 3. A deploy or config change of that service in the 15 minutes before the onset is the
    cause (bad_deploy, config_change): roll it back.
 4. Heap pressure (GC-pause warnings, "heap above" sheds) or memory far above the week before
    is a slow leak: the service's last deploy within the look-back started it; roll it back.
-5. No change: traffic at least twice the week before is a traffic spike; a victim paged for
-   another service's failure is a dependency outage; neither rolls anything back.
+   Only the paged service, the causal one or one the paged service's errors name counts: a
+   leak elsewhere is another incident, not this page's cause.
+5. No change: traffic well above the week before is a traffic spike; a victim paged for
+   another service's failure, or a service failing with no change and usual traffic while
+   its messages name a dependency (a provider, a database, a timeout, a refused
+   connection), is a dependency outage; neither rolls anything back. Traffic well above the
+   week before with no new error message is a spike too (overload before any 5xx).
 6. No incident message and metrics as the week before: a false alarm, whatever was deployed.
+
+Pages name services their own way ("sign-in broken", "payment step failing"): `service_named`
+reads a page with the exact names first and on-call vocabulary (`ALIASES`) after.
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -35,6 +46,28 @@ SERVICES = (
     "notifications", "recommendations", "pricing", "profile",
 )
 """The services of the bundled incident data (servers/incident_world.py)."""
+ALIASES: dict[str, tuple[str, ...]] = {
+    "gateway": ("api gateway", "edge proxy", "ingress", "load balancer"),
+    "auth": ("login", "logins", "log in", "sign-in", "sign in", "signin", "sso",
+             "authentication"),
+    "checkout": ("place an order", "placing orders", "order placement"),
+    "payments": ("payment", "card authorisation", "card authorization", "psp"),
+    "cart": ("basket", "add-to-cart", "add to cart"),
+    "search": ("search results", "product search"),
+    "inventory": ("stock", "stock levels", "reservations"),
+    "shipping": ("delivery options", "delivery quotes", "carrier", "shipping quotes"),
+    "notifications": ("emails", "email", "sms", "push notifications", "notification"),
+    "recommendations": ("recs", "recommended", "recommendation"),
+    "pricing": ("prices", "price", "promotions", "discounts"),
+    "profile": ("account page", "account pages", "my account", "addresses"),
+}
+"""On-call vocabulary for each service, read only when a page names no service exactly."""
+DEPENDENCY = re.compile(
+    r"time(?:d)? ?out|unavailable|refused|unreachable|provider|upstream|failover|"
+    r"connection|returned \d{3}|\bdb\b|-db\b|circuit|dns|tls|certificate",
+    re.IGNORECASE,
+)
+"""Words of a message that blames something the service calls (a database, a provider...)."""
 NEW_AFTER = timedelta(minutes=5)
 MIN_COUNT = 8
 MIN_RATE_PER_MIN = 0.8
@@ -139,6 +172,19 @@ def seen_from(findings: Iterable[tuple[str, Any]]) -> list[Seen]:
     return out
 
 
+def service_named(text: str) -> str | None:
+    """The service a page is about: the first one it names exactly, else the first whose
+    on-call vocabulary (`ALIASES`) it uses, else None."""
+    lowered = text.lower()
+
+    def first(words: dict[str, tuple[str, ...]]) -> str | None:
+        found = [(m.start(), name) for name, terms in words.items() for term in terms
+                 if (m := re.search(rf"(?<!\w){re.escape(term)}(?!\w)", lowered))]
+        return min(found)[1] if found else None
+
+    return first({name: (name,) for name in SERVICES}) or first(ALIASES)
+
+
 def _named_service(message: str, own: str) -> str | None:
     lowered = message.lower()
     for name in SERVICES:
@@ -234,7 +280,11 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
     if not changes_cite:
         diag.unknown.append("the deploy and config-change history could not be read")
 
-    # 1-2: the causal service.
+    # 1: a victim only of a service in trouble of its own.
+    troubled = {s.service for s in signals} | {h.service for h in heap}
+    signals = [s if s.names is None or s.names in troubled else replace(s, names=None)
+               for s in signals]
+    # 2: the causal service.
     by_service: dict[str, list[Signal]] = {}
     for signal in signals:
         by_service.setdefault(signal.service, []).append(signal)
@@ -290,7 +340,9 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
             f"{errors['week_before'].get('mean')} the week before; requests are "
             f"{load.get('change', 'unknown')} (not a traffic spike).", [str(errors["cite"])],
         ))
-    # 4: a slow leak.
+    # 4: a slow leak, in the paged service, the causal one or one the paged one's errors name.
+    related = {paged, causal} | {s.names for s in signals if s.service == paged}
+    heap = [h for h in heap if h.service in related]
     leak_service = heap[0].service if heap else None
     memory = metrics.get("memory")
     if diag.change is None and leak_service is None and memory and memory.get("change") == (
@@ -300,13 +352,13 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
     if diag.change is None and leak_service is not None:
         deploys = [c for c in changes if c.get("service") == leak_service
                    and c.get("kind") == "deploy"]
-        versions = {v for s in heap for v in s.versions}
-        started = [c for c in deploys if c.get("to") in versions] or deploys
+        heap_versions = {v for s in heap for v in s.versions}
+        started = [c for c in deploys if c.get("to") in heap_versions] or deploys
         diag.category, diag.service = "slow_leak", leak_service
         if heap:
             diag.evidence.append((
                 f"{leak_service} is under heap pressure: \"{heap[0].message}\" "
-                f"(version {', '.join(sorted(versions))}).", [heap[0].cite],
+                f"(version {', '.join(sorted(heap_versions))}).", [heap[0].cite],
             ))
         if memory and leak_service == paged:
             diag.evidence.append((
@@ -340,6 +392,13 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
             ))
         elif causal != paged:
             diag.category = "dependency_outage"
+        elif own_dependency := next(
+                (s for s in by_service.get(causal, []) if DEPENDENCY.search(s.message)), None):
+            diag.category = "dependency_outage"
+            diag.evidence.append((
+                f"{causal}'s own errors blame something it calls: \"{own_dependency.message}\";"
+                " its traffic is as usual.", [own_dependency.cite],
+            ))
         elif not metrics:
             diag.unknown.append(
                 f"whether {causal} is overloaded (traffic) or failing on its own: no metrics"
@@ -356,7 +415,13 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
     # 6: nothing moved.
     if diag.category == "unknown" and causal is None and leak_service is None:
         moved = [m for m, v in metrics.items() if v.get("change") != "similar"]
-        if metrics and not moved:
+        if requests is not None and float(requests.get("mean_ratio") or 0) >= SPIKE_RATIO:
+            diag.category, diag.service = "traffic_spike", paged
+            diag.evidence.append((
+                f"{paged} traffic is {requests.get('mean_ratio')}× the week before with no new "
+                "error message yet: load, not a change.", [str(requests["cite"])],
+            ))
+        elif metrics and not moved:
             diag.category = "false_alarm"
             cite = str(next(iter(metrics.values()))["cite"])
             diag.evidence.append((

@@ -18,7 +18,8 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +29,15 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 
 from checkpoints.store import checkpoint_store
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
-from graph.app.batch import cmd_batch
-from graph.app.eval import cmd_eval
 from graph.app.fork import find_checkpoint, fork_thread_id, parse_edits, plan_fork, seed_fork
 from graph.app.hints import Carried
 from graph.app.history import checkpoint_entries, print_history
 from graph.app.options import ExitCode, MusterOptions
 from graph.app.render import Progress, print_result, print_thread, print_threads
-from graph.app.replay import cmd_replay
 from graph.app.runtime import MusterRuntime, open_runtime, open_store, stopped_by, stream_run
 from graph.app.scenarios import SCENARIOS
 from graph.app.signals import SignalDrain
 from graph.app.thread_filters import select_threads
-from graph.app.timeline_build import thread_timeline
-from graph.app.timeline_html import timeline_html
 from graph.approvers import (
     APPROVERS_ENV,
     approvers_path,
@@ -327,6 +323,9 @@ def write_timeline(
     args: argparse.Namespace, snapshot: StateSnapshot, history: Sequence[StateSnapshot]
 ) -> int:
     """`muster show THREAD --html [FILE]`: the timeline page (graph/app/timeline_html.py)."""
+    from graph.app.timeline_build import thread_timeline  # the page's modules load only here
+    from graph.app.timeline_html import timeline_html
+
     path = Path(args.html or f"{args.thread}.timeline.html")
     timeline = thread_timeline(args.thread, snapshot, history)
     try:
@@ -401,6 +400,26 @@ async def cmd_fork(args: argparse.Namespace) -> int:
                 )
             return await _finish(args, runtime, new_thread, None, progress, services=services)
 
+
+RunCommand = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
+"""What runs `muster NAME`: the parsed arguments in, the exit code out."""
+
+
+def _loaded_when_run(module: str, name: str) -> RunCommand:
+    """`module.name`, imported only when the command runs: batch, eval and replay load
+    pydantic-evals, the MCP SDK and more, which `muster threads` and `show` never need."""
+
+    async def command(args: argparse.Namespace) -> int:
+        run: RunCommand = getattr(import_module(module), name)
+        return await run(args)
+
+    command.__name__ = command.__qualname__ = name
+    return command
+
+
+cmd_batch = _loaded_when_run("graph.app.batch", "cmd_batch")
+cmd_eval = _loaded_when_run("graph.app.eval", "cmd_eval")
+cmd_replay = _loaded_when_run("graph.app.replay", "cmd_replay")
 
 COMMANDS = {
     "run": cmd_run,

@@ -1,12 +1,13 @@
 """`muster eval DATASET`: run labelled tickets through Muster and say how often it got each
 field right.
 
-The labels (`evals/LABELS.md`) name, per ticket, the intents, the workers the planner should
-send packets to, the policy and KB ids the reports should cite, the actions that should be
-proposed (tool and arguments), and the answer's status and needs_human. The command prints,
-per field, how many tickets were right against the targets (intents and workers 95%, policy
-ids 90%, actions 100%), how many were marked `complete` while an intent is unaddressed
-(target 0), and a table of every miss; progress goes to stderr as tickets finish.
+The labels (`domains/support/LABELS.md`) name, per ticket, the intents, the workers the
+planner should send packets to, the policy and KB ids the reports should cite, the actions
+that should be proposed (tool and arguments), and the answer's status and needs_human. The
+command prints, per field, how many tickets were right against the targets (intents and
+workers 95%, policy ids 90%, actions 100%), how many were marked `complete` while an intent
+is unaddressed (target 0), and a table of every miss; progress goes to stderr as tickets
+finish.
 
 The scoring is pydantic-evals (`graph.app.eval_dataset`); it is imported only when an eval
 runs, because it brings pydantic-ai along and adds seconds to every other `muster` command.

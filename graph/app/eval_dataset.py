@@ -46,7 +46,7 @@ from graph.app.options import MusterOptions
 from graph.app.runtime import Graph, MusterRuntime, open_runtime, stream_run
 
 LABELS_TODAY = "2025-04-24"
-"""The orders system's "today" that evals/LABELS.md computes every window from."""
+"""The orders system's "today" that domains/support/LABELS.md computes every window from."""
 
 EvalReport = EvaluationReport[str, Scored, str]
 """What `Dataset.evaluate` returns for these cases."""

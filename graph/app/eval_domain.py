@@ -64,10 +64,20 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
         raise ConfigError(f"cannot read {path}: {error}") from None
 
 
+def labels_for(pack: DomainPack, dataset: Path | None) -> Path | None:
+    """The labels of a dataset: ``<name>_labels.jsonl`` beside a given ``<name>.jsonl`` when it
+    exists (``heldout.jsonl`` -> ``heldout_labels.jsonl``), else the pack's own labels file."""
+    if dataset is not None:
+        sibling = dataset.with_name(f"{dataset.stem}_labels.jsonl")
+        if sibling.is_file():
+            return sibling
+    return pack.eval_files.get("labels")
+
+
 def load_cases(pack: DomainPack, dataset: Path | None = None) -> list[DomainCase]:
-    """The pack's requests (or `dataset`'s) with their labels, by id."""
+    """The pack's requests (or `dataset`'s) with their labels, by id (see `labels_for`)."""
     requests = _jsonl(dataset or pack.eval_files["dataset"])
-    labels_file = pack.eval_files.get("labels")
+    labels_file = labels_for(pack, dataset)
     labels = {str(row["id"]): row["labels"] for row in _jsonl(labels_file)} if labels_file else {}
     cases = []
     for row in requests:

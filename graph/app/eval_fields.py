@@ -1,9 +1,9 @@
 """What `muster eval` compares: a ticket's labels, what Muster did, and each scored field.
 
-An eval file is JSONL, one labelled ticket per line (`evals/LABELS.md` has the format and the
-rules the labels follow). `read_outcome` reads what Muster did from a thread's state, the same
-way for a finished run and for one that paused on a human; `field_matches` and `show_field`
-compare and print one field. All of it is pure: no servers, no pydantic-evals.
+An eval file is JSONL, one labelled ticket per line (`domains/support/LABELS.md` has the
+format and the rules the labels follow). `read_outcome` reads what Muster did from a thread's
+state, the same way for a finished run and for one that paused on a human; `field_matches`
+and `show_field` compare and print one field. All of it is pure: no servers, no pydantic-evals.
 """
 
 from __future__ import annotations
@@ -146,7 +146,8 @@ def load_eval_tickets(path: Path) -> list[EvalTicket]:
             first = error.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "labels"
             raise EvalFileError(
-                f"{where}: labels.{field}: {first['msg']} (evals/LABELS.md has the format)"
+                f"{where}: labels.{field}: {first['msg']} "
+                "(domains/support/LABELS.md has the format)"
             ) from None
         seen[ticket_id] = number
         tickets.append(EvalTicket(ticket_id, request, labels, number))

@@ -191,16 +191,16 @@ def add_eval_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     parser = subparsers.add_parser(
         "eval",
         help="score Muster on a labelled ticket set (per field, with a table of misses)",
-        description="Run every labelled ticket of DATASET (JSONL; evals/LABELS.md has the "
-        "format) on a temporary store and orders database, and print per field how often "
+        description="Run every labelled ticket of DATASET (JSONL; domains/support/LABELS.md has "
+        "the format) on a temporary store and orders database, and print per field how often "
         "Muster got it right, against the targets. Exit 0 when the eval finished; with "
         "--check, 1 if a target is missed; 2 for a bad dataset or option.",
     )
     parser.add_argument(
         "dataset",
         nargs="?",
-        help="the labelled tickets (JSONL), e.g. evals/tickets.jsonl (default: the domain "
-        "pack's eval set)",
+        help="the labelled tickets (JSONL), e.g. domains/support/tickets.jsonl (default: the "
+        "domain pack's eval set)",
     )
     add_domain_option(parser)
     parser.add_argument(

@@ -23,6 +23,7 @@ import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from checkpoints.store import CheckpointStore, checkpoint_store, store_location
 from graph.app.flags import (  # re-exported: the flags and codes live with the parser
@@ -33,14 +34,16 @@ from graph.app.flags import (  # re-exported: the flags and codes live with the 
     positive_int,
     positive_seconds,
 )
-from graph.domains import DEFAULT_DOMAIN, DomainPack, load_domain
+from graph.domains import DEFAULT_DOMAIN, DomainPack, default_planner, load_domain
 from graph.limits import RunLimits
-from graph.planners import Planner, plan_ticket
+from graph.planners import Planner
 from graph.planners.llm import make_llm_planner
 from workers.errors import ConfigError
-from workers.hub import DEFAULT_SERVERS_FILE, ServersConfig, load_servers_config
 from workers.models import ModelFactory, load_model_factory
 from workers.roster import Roster, load_roster
+
+if TYPE_CHECKING:  # the servers file's module loads the MCP SDK: only when a run needs it
+    from workers.hub import ServersConfig
 
 MAX_TICKET_CHARS = 20_000
 """The longest ticket Muster accepts, in characters (a long support email is ~5,000)."""
@@ -60,7 +63,7 @@ class MusterOptions:
     """The chat model for each worker: `--model`, else `MUSTER_MODEL`, else `offline`."""
     roster: Roster
     """Which workers exist and what they may touch (`MUSTER_ROSTER`, else the bundled one)."""
-    planner: Planner = plan_ticket
+    planner: Planner = field(default_factory=default_planner)
     """Writes the packets (`--planner`): the rules planner, or the model's structured output."""
     limits: RunLimits = field(default_factory=RunLimits)
     """Hard limits for each run (`--max-steps`, `--max-tokens`, `--deadline`)."""
@@ -85,6 +88,8 @@ class MusterOptions:
         `ConfigError` (exit 2) for a malformed servers file or an unknown model. Reads files:
         call it off the event loop where blocking matters (Studio). A domain other than
         support brings its own roster, servers file and planner, unless given here."""
+        from workers.hub import ServersConfig
+
         pack = load_domain(domain)
         bundled_default = pack.name == DEFAULT_DOMAIN and pack.ref == DEFAULT_DOMAIN
         if not isinstance(servers, ServersConfig):
@@ -98,7 +103,7 @@ class MusterOptions:
             servers=servers,
             models=models,
             roster=roster or (load_roster() if bundled_default else pack.roster),
-            planner=planner or (plan_ticket if bundled_default else pack.planner),
+            planner=planner or pack.planner,
             limits=limits or RunLimits(),
             domain=pack.ref,
         )
@@ -152,6 +157,8 @@ def servers_config(
 ) -> ServersConfig:
     """The servers config: `given`, else the domain pack's (for a pack other than support),
     else `MUSTER_SERVERS`, else `servers/servers.json`."""
+    from workers.hub import DEFAULT_SERVERS_FILE, load_servers_config
+
     if not given and pack is not None and pack.servers_file is not None:
         given = pack.servers_file
     return load_servers_config(

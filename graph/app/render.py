@@ -16,7 +16,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from langgraph.types import StateSnapshot
 
@@ -29,7 +29,9 @@ from graph.facts import SHARED_CALL_PREFIX
 from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report
 from workers.errors import MusterError
-from workers.hub import ServerState, ToolHub
+
+if TYPE_CHECKING:  # the hub loads the MCP SDK; `threads` and `show` print without one
+    from workers.hub import ServerState, ToolHub
 
 _CONTROL_SEQUENCES = re.compile(
     r"\x1b\][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"  # OSC: window title, hyperlinks

@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.errors import GraphDrained
 from langgraph.graph.state import CompiledStateGraph
@@ -35,9 +35,11 @@ from graph.planners import Planner
 from graph.services import Services
 from graph.trace import TraceWriter, trace_path
 from workers.contracts import CHECKPOINTED_TYPES
-from workers.hub import ServersConfig, ToolHub
 from workers.models import ModelFactory
 from workers.roster import Roster
+
+if TYPE_CHECKING:  # the hub loads the MCP SDK: only a run needs it, not reading a thread
+    from workers.hub import ServersConfig
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 """A compiled supervisor graph."""
@@ -116,6 +118,8 @@ async def open_services(
     server costs 1.2-1.5 s of CPU to start, mostly importing the SDK). Otherwise (Studio and
     the fleet's workers, long-lived) every server starts here. A server's start counts against
     the run's deadline: one that has not started when it passes is down."""
+    from workers.hub import ToolHub
+
     ensure_approval_secret()  # the orders server started below verifies tokens we mint
     # `sqlite_on_loop`: see `AuditLog.open`; off for Studio's server, which refuses blocking
     # calls on its loop (and has no inline checkpointer or lease of ours to wait on).

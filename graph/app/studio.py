@@ -41,6 +41,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+# The hub loads here, with Studio's graph: elsewhere it loads when a run opens its services
+# (graph/app/runtime.py), here on the server's event loop, where `langgraph dev` fails the
+# file checks its import makes (BlockingError).
+import workers.hub.hub  # noqa: F401
 from graph.app.options import MusterOptions
 from graph.app.runtime import open_services
 from graph.build import build_graph

@@ -1,8 +1,10 @@
-"""What every planner shares: its type and the limits `validate_plan` holds any plan to."""
+"""What every planner shares: its type, the reading of a request it plans from, and the limits
+`validate_plan` holds any plan to."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from workers.contracts import Handoff
 from workers.roster import Roster
@@ -17,3 +19,22 @@ DEFAULT_TIMEOUT_S = 60.0
 Planner = Callable[[str, Roster], list[Handoff] | Awaitable[list[Handoff]]]
 """Writes packets for a request (or returns an awaitable of them, as the LLM planner does);
 its output is always validated afterwards."""
+
+
+@dataclass(frozen=True)
+class TicketReading:
+    """What a domain's rules read from a request, before any tool is called."""
+
+    intents: tuple[str, ...]
+    """Intent names, in table order."""
+    order_ids: tuple[str, ...]
+    """Order ids as the customer wrote them, normalised."""
+    language: str
+    """`English`, or the language the request seems to be written in."""
+    timezone: str | None
+    """A time zone named in the request, for a callback."""
+    about_an_order: bool
+    """True when the request concerns some order, named or not."""
+    action_intents: tuple[str, ...] = ()
+    """The intents a packet must carry when its worker may propose actions, whoever planned
+    it (`graph.plan.with_intents`); support: the order-bound ones."""

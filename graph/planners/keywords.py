@@ -21,8 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from graph.planners.base import DEFAULT_TIMEOUT_S
-from graph.planners.intents import TicketReading
+from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
 from workers.contracts import Handoff
 from workers.errors import ConfigError
 from workers.roster import Roster

@@ -41,8 +41,6 @@ import asyncio
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 from types import TracebackType
 from typing import Any
 
@@ -60,6 +58,7 @@ from workers.hub.catalogue import (
     result_text,
 )
 from workers.hub.log_dirs import make_log_dir
+from workers.hub.outcomes import CallOutcome, ToolCallResult
 from workers.hub.servers_config import ServersConfig, ServersConfigError
 from workers.hub.sessions import ServerConnection, ServerDown, ServerState, list_all_tools
 from workers.hub.transports import install
@@ -83,32 +82,6 @@ _SESSION_ENDED = (32600, "Session terminated")
 # itself blocks (e.g. a wedged server whose stdin pipe is full), which the SDK does not time.
 _GUARD_S = 2.0
 _PING_TIMEOUT_S = 5.0
-
-
-class CallOutcome(StrEnum):
-    """How a call ended; the graph routes on this, never on the text."""
-
-    OK = "ok"
-    NOT_ALLOWED = "not_allowed"
-    UNKNOWN_TOOL = "unknown_tool"
-    TOOL_ERROR = "tool_error"
-    TIMEOUT = "timeout"
-    UNAVAILABLE = "unavailable"
-
-
-@dataclass(frozen=True)
-class ToolCallResult:
-    """One call's result: ``text`` is what a model sees (capped, "ERROR: ..." on failure)."""
-
-    name: str
-    outcome: CallOutcome
-    text: str
-    duration_ms: float
-    truncated: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome is CallOutcome.OK
 
 
 class ToolHub:

@@ -527,22 +527,6 @@ FOREIGN_WORDS: dict[str, frozenset[str]] = {
 """Common words of the languages the planner reads, to tell which one a ticket is in."""
 
 
-@dataclass(frozen=True)
-class TicketReading:
-    """What the rules read from a ticket, before any tool is called."""
-
-    intents: tuple[str, ...]
-    """Intent names, in table order."""
-    order_ids: tuple[str, ...]
-    """Order ids as the customer wrote them, normalised."""
-    language: str
-    """`English`, or the language the ticket seems to be written in."""
-    timezone: str | None
-    """A time zone named in the ticket, for a callback."""
-    about_an_order: bool
-    """True when the ticket concerns some order, named or not."""
-
-
 @cache
 def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"(?<![\w])(?:" + "|".join(phrases) + ")", re.IGNORECASE)

@@ -85,7 +85,7 @@ def read_facts(reports: Iterable[Report]) -> TicketFacts:
 
 
 SNAPSHOT_ENTRY = re.compile(r"^(POL-[A-Z]+-\d+) \(snapshot ([\d-]+)\): (.*)$", re.DOTALL)
-"""A cached policy, as `graph.fallbacks` writes it: `POL-BIL-004 (snapshot 2026-11-29): …`."""
+"""A cached policy, as `fallbacks.py` writes it: `POL-BIL-004 (snapshot 2026-11-29): …`."""
 
 
 def _snapshot(finding: Finding) -> dict[str, Any] | None:

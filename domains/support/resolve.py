@@ -1,6 +1,6 @@
 """Resolving each intent: what happened, what we will do, and what to tell the customer.
 
-Deterministic rules over the facts the reports observed (`graph.facts_read`) and the actions
+Deterministic rules over the facts the reports observed (`facts_read.py`) and the actions
 proposed and decided (`state.actions`). For every intent the ticket expressed there is one
 `ResolutionStep`: an approval-gated action, an instruction for the agent that follows from
 the policy and the order, or an `open` point that keeps the answer from being complete. A
@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.facts_read import Cited, TicketFacts, money
-from graph.planners.intents import BY_NAME
 from workers.contracts import ActionRecord, Claim, ProposedAction, ResolutionStep
+
+from .facts_read import Cited, TicketFacts, money
+from .intents import BY_NAME
 
 AGENT_INSTRUCTION = re.compile(
     r"^(?:Offer|Open|Escalate|Log|Refund|Send|Check|Ask|Confirm|Issue|Agents?|After \d+|"

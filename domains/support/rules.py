@@ -1,6 +1,6 @@
 """The rules planner: the deterministic, offline planner for support tickets.
 
-It reads the ticket (`graph.planners.intents`: every intent, the order ids as customers write
+It reads the ticket (`intents.py` beside it: every intent, the order ids as customers write
 them, the language, a time zone) and writes the packets each intent needs:
 
 - `billing`, once per order named, with the ticket's intents: it reads the order's charges
@@ -13,22 +13,17 @@ them, the language, a time zone) and writes the packets each intent needs:
 
 A ticket with no intent it can read gets no packets: the answer says it was not understood
 and hands it to a human. Its output is validated like any planner's (`graph.plan`).
+The support pack's plug-in gives it to the loader (`graph.domains`).
 """
 
 from __future__ import annotations
 
-from graph.planners.base import DEFAULT_TIMEOUT_S
-from graph.planners.intents import (
-    BY_NAME,
-    TIMEZONE,
-    TicketReading,
-    detect_language,
-    find_intents,
-    is_about_an_order,
-)
+from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
 from workers.contracts import Handoff
 from workers.order_ids import find_order_ids
 from workers.roster import Roster
+
+from .intents import BY_NAME, TIMEZONE, detect_language, find_intents, is_about_an_order
 
 
 def read_ticket(request: str) -> TicketReading:
@@ -41,6 +36,7 @@ def read_ticket(request: str) -> TicketReading:
         language=detect_language(request),
         timezone=timezone.group(0) if timezone else None,
         about_an_order=is_about_an_order(request, intents),
+        action_intents=tuple(i for i in intents if BY_NAME[i].needs_order),
     )
 
 
