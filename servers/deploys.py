@@ -36,6 +36,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.session import ServerSession
 from mcp.types import ToolAnnotations
 
+from servers import serving
 from servers.approval import EXPIRED, action_digest, secret_from_env, verify_token
 from servers.call_log import record
 from servers.incident_changes import build_changes
@@ -323,6 +324,7 @@ def rollback(
 
 
 if __name__ == "__main__":
+    serving()
     mcp.run()
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone. Every protocol

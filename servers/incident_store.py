@@ -9,12 +9,16 @@ A window is ``[since, until)``. When a tool leaves them out, ``until`` is the da
 (``servers.incident_world.DATA_AS_OF``) and ``since`` is ``until`` minus the tool's default span.
 
 Each server keeps its data in its own SQLite file (path from an environment variable, default
-under ``<project>/var``), created and seeded on first start, like the orders database.
+under ``<project>/var``), created and seeded on first start, like the orders database. A file
+seeded by another version of the world (``WORLD_FILES`` changed: new stories, other data) is
+emptied and seeded again on start, so an old ``var/`` never serves stale evidence.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,6 +26,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 VAR_DIR = Path(__file__).resolve().parent.parent / "var"
+WORLD_FILES = ("incident_world.py", "incident_stories.py", "incident_series.py",
+               "incident_changes.py")
+"""The modules the seeded data is generated from: their bytes are the data's version."""
+_TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
+
+
+def world_version() -> str:
+    """A digest of the world's generator modules (what a seeded file was made from)."""
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for name in WORLD_FILES:
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def parse_time(raw: str, *, name: str) -> datetime:
@@ -99,18 +116,27 @@ def ensure_seeded(
     path: Path, schema: Sequence[str], *, marker_table: str,
     seed: Callable[[sqlite3.Connection], None],
 ) -> None:
-    """Create the schema at path and, if marker_table is empty, run seed inside the same
-    transaction. A second start (or a concurrent one: BEGIN IMMEDIATE serializes them) seeds
-    nothing."""
+    """Create the schema at path and, if marker_table is empty or the file was seeded by
+    another version of the world, (re)seed it inside the same transaction. A second start (or
+    a concurrent one: BEGIN IMMEDIATE serializes them) seeds nothing."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    version = world_version()
     conn = connect(path)
     try:
         conn.execute("BEGIN IMMEDIATE")
         for statement in schema:
             conn.execute(statement)
-        # `marker_table` is a literal from the calling module, never input.
-        if conn.execute(f"SELECT COUNT(*) FROM {marker_table}").fetchone()[0] == 0:
+        conn.execute("CREATE TABLE IF NOT EXISTS seeded_from (world TEXT NOT NULL)")
+        seeded = conn.execute("SELECT world FROM seeded_from").fetchone()
+        # `marker_table` and the schema's tables are literals from the calling module.
+        empty = conn.execute(f"SELECT COUNT(*) FROM {marker_table}").fetchone()[0] == 0
+        if empty or seeded is None or seeded[0] != version:
+            tables = [m.group(1) for statement in schema if (m := _TABLE.search(statement))]
+            for table in reversed(tables):  # children (foreign keys) before parents
+                conn.execute(f"DELETE FROM {table}")
             seed(conn)
+            conn.execute("DELETE FROM seeded_from")
+            conn.execute("INSERT INTO seeded_from (world) VALUES (?)", (version,))
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

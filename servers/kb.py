@@ -18,6 +18,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.session import ServerSession
 from mcp.types import ToolAnnotations
 
+from servers import serving
 from servers.call_log import record
 
 SERVER = "kb"
@@ -182,6 +183,7 @@ def get_article(article_id: str, ctx: Context[ServerSession, KBIndex]) -> str:
 
 
 if __name__ == "__main__":
+    serving()
     mcp.run()
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone. Every protocol

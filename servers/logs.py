@@ -30,6 +30,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.session import ServerSession
 from mcp.types import ToolAnnotations
 
+from servers import serving
 from servers.call_log import record
 from servers.incident_changes import Change, build_changes
 from servers.incident_series import ServiceModel, minute_of
@@ -312,6 +313,7 @@ def _when(ts: int | None) -> str | None:
 
 
 if __name__ == "__main__":
+    serving()
     mcp.run()
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone.

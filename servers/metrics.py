@@ -34,6 +34,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.session import ServerSession
 from mcp.types import ToolAnnotations
 
+from servers import serving
 from servers.call_log import record
 from servers.incident_series import METRICS, minute_of, samples
 from servers.incident_store import (
@@ -293,6 +294,7 @@ def main() -> None:
     except ValueError as exc:
         print(f"metrics server: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    serving()
     mcp.run()
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone.

@@ -20,6 +20,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.session import ServerSession
 from mcp.types import ToolAnnotations
 
+from servers import serving
 from servers.call_log import record
 
 SERVER = "policy"
@@ -152,6 +153,7 @@ def main() -> None:
     except ValueError as exc:
         print(f"policy server: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    serving()
     mcp.run()
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone. Every protocol

@@ -28,7 +28,7 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CallToolResult, TextContent
 
 from graph.app.batch_tickets import load_tickets
-from servers import deploys, logs, metrics
+from servers import deploys, incident_store, logs, metrics
 from servers.approval import action_digest, mint_token
 from servers.call_log import read_calls
 from servers.incident_changes import Change, build_changes
@@ -429,3 +429,34 @@ def test_metrics_unknown_mode_exits(env: dict[str, Path]) -> None:
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert "unknown MUSTER_METRICS_MODE='sideways'" in proc.stderr
+
+
+def test_a_file_seeded_from_another_world_is_seeded_again_and_a_rollback_stays_otherwise(
+    tmp_path: Path,
+) -> None:
+    """An old `var/deploys.sqlite` (another version of the stories) must not serve stale
+    evidence; the same world's file keeps what happened to it (a rollback)."""
+    path = tmp_path / "deploys.sqlite"
+    deploys.ensure_database(path)
+    with closing(sqlite3.connect(path)) as conn:
+        [change] = conn.execute("SELECT change_id FROM changes LIMIT 1").fetchone()
+        count = conn.execute("SELECT COUNT(*) FROM changes").fetchone()[0]
+        conn.execute(
+            "INSERT INTO rollbacks (rollback_id, change_id, idempotency_key, args_digest,"
+            " created_at, result_json) VALUES ('rb-x', ?, 'k', 'd', 't', '{}')",
+            (change,),
+        )
+        conn.execute("DELETE FROM changes WHERE change_id != ?", (change,))  # stale data
+        conn.commit()
+    deploys.ensure_database(path)  # the same world: nothing is seeded again
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM changes").fetchone()[0] == 1
+        assert conn.execute("SELECT COUNT(*) FROM rollbacks").fetchone()[0] == 1
+        conn.execute("UPDATE seeded_from SET world = 'an older world'")
+        conn.commit()
+    deploys.ensure_database(path)
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM changes").fetchone()[0] == count
+        assert conn.execute("SELECT COUNT(*) FROM rollbacks").fetchone()[0] == 0
+        [world] = conn.execute("SELECT world FROM seeded_from").fetchone()
+    assert world == incident_store.world_version()
