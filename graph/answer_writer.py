@@ -15,6 +15,7 @@ stands and says so.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from graph.trace import TraceWriter, record_model_call, structured_request
 from graph.verify import checkable_tokens, is_supported
 from workers.contracts import Answer, Claim, Report
+from workers.models import model_label
 
 WRITER_PROMPT = """You write the answer a support agent reads, from specialists' reports only.
 Return JSON with:
@@ -141,13 +143,18 @@ async def write_with_model(
     is (request digest, reply, tokens; node `synthesize`)."""
     messages = [SystemMessage(WRITER_PROMPT), HumanMessage(writer_input(answer, reports))]
     digest = structured_request(messages, AnswerDraft)
+    started, label = time.monotonic(), model_label(model)
     try:
         writer: Any = model.with_structured_output(AnswerDraft, include_raw=True)
         out = await writer.ainvoke(messages)
     except Exception as error:  # the model is outside our control; the composed answer stands
-        record_model_call(trace, digest, node="synthesize", error=error)
+        record_model_call(
+            trace, digest, node="synthesize", error=error, started=started, model=label
+        )
         return _composed(answer, error)
-    record_model_call(trace, digest, node="synthesize", reply=out["raw"])
+    record_model_call(
+        trace, digest, node="synthesize", reply=out["raw"], started=started, model=label
+    )
     try:
         draft = _draft(out)
     except Exception as error:  # a reply that is no `AnswerDraft`

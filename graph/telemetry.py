@@ -9,6 +9,7 @@ ends, exported by the official SDK over OTLP/HTTP:
       invoke_agent <worker>        one per packet (a dispatch), failed ones with ERROR status
         chat <model>               one per model turn, with gen_ai.usage.* token counts
         execute_tool <tool>        one per MCP call, gen_ai.tool.name
+      chat <model>                 the supervisor's own model calls (LLM planner, writer)
       <node>                       plan, collect, recover, verify, approve, act, synthesize
     approval events                `approval.pause` (a run stops for a human) and
                                    `approval.resume` (a decision), on the workflow span
@@ -84,6 +85,8 @@ def export_run(
     from opentelemetry import trace
     from opentelemetry.trace import Status, StatusCode
 
+    from graph.trace import RECORDING_EVENT  # here: graph.trace imports this module
+
     tracer = _tracer()
     started_at = min(_start(e) for e in events)
     workflow = tracer.start_span(
@@ -119,6 +122,9 @@ def export_run(
         if event.get("event") == "worker_step":
             parent = packets.get(str(event.get("packet_id")), workflow)
             _step_span(tracer, trace.set_span_in_context(parent), event)
+        elif event.get("event") == RECORDING_EVENT and event.get("kind") == "model":
+            # The supervisor's own model calls (the LLM planner's, the answer writer's).
+            _step_span(tracer, in_workflow, event)
         elif event.get("event") == "node" and event.get("node") != "dispatch":
             _node_span(tracer, in_workflow, workflow, event)
     workflow.end(end_time=_ns(max(ended_at, started_at)))
@@ -139,7 +145,7 @@ def _step_span(tracer: Any, context: Any, event: dict[str, Any]) -> None:
                 attributes[f"gen_ai.usage.{key}"] = int(event[key])
         if event.get("model"):
             attributes["gen_ai.request.model"] = str(event["model"])
-        name = f"chat {event.get('model') or event.get('worker')}"
+        name = f"chat {event.get('model') or event.get('worker') or event.get('node')}"
     elif event.get("kind") == "tool":
         attributes = {
             "gen_ai.operation.name": "execute_tool",

@@ -129,14 +129,22 @@ def record_model_call(
     node: str,
     reply: AIMessage | None = None,
     error: BaseException | None = None,
+    started: float | None = None,
+    model: str | None = None,
 ) -> None:
     """Record one model call the supervisor made itself, as a worker's model turn is recorded:
     the request's digest, and the reply (content, tool calls, usage) with its tokens, or the
-    error (no-op untraced)."""
+    error (no-op untraced). `started` (`time.monotonic()` before the call) and `model` (its
+    name) make it a `chat` span in the OpenTelemetry export (`graph.telemetry`)."""
     if trace is None:
         return
     from workers.models import recorded_reply
 
+    timing: dict[str, Any] = {}
+    if started is not None:
+        timing["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
+    if model:
+        timing["model"] = model
     if reply is None:
         failure = error or ValueError("no reply")
         trace.emit(
@@ -146,6 +154,7 @@ def record_model_call(
             outcome="error",
             request=request,
             error=[type(failure).__name__, str(failure)],
+            **timing,
         )
         return
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
@@ -154,6 +163,7 @@ def record_model_call(
         kind="model",
         node=node,
         outcome="final",
+        **timing,
         tokens=int(usage.get("total_tokens", 0)),
         input_tokens=int(usage.get("input_tokens", 0)),
         output_tokens=int(usage.get("output_tokens", 0)),

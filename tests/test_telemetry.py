@@ -17,7 +17,10 @@ from graph import telemetry
 from graph.app.runtime import open_runtime, stream_run
 from graph.trace import TraceWriter
 from tests.conftest import MusterEnv
+from tests.fixtures.openai_server import RunningServer
 from tests.test_actions import REFUND_TICKET
+from tests.test_provider import PROVIDER_TICKET
+from tests.test_replay import _provider_options, openai_server  # noqa: F401 - a fixture
 
 
 @pytest.fixture
@@ -98,3 +101,30 @@ def test_no_events_are_kept_when_telemetry_is_off(
     writer.emit("node", node="plan", outcome="ok")
     assert writer._events is None
     writer.close()
+
+
+@pytest.mark.integration
+async def test_the_supervisors_own_model_calls_are_chat_spans_of_the_workflow(
+    muster_env: MusterEnv,
+    openai_server: RunningServer,  # noqa: F811 - the fixture imported above
+    spans: InMemorySpanExporter,
+) -> None:
+    """The LLM planner's and the answer writer's calls (a provider on loopback) are `chat`
+    spans under the workflow, named by the model, with their token usage."""
+    async with open_runtime(_provider_options(muster_env, openai_server)) as runtime:
+        values = await stream_run(runtime, "otel-llm", {"request": PROVIDER_TICKET})
+    assert values["answer"].written_by == "model"
+
+    finished = spans.get_finished_spans()
+    (workflow,) = [s for s in finished if s.name == "invoke_workflow muster"]
+    chats = [s for s in finished if s.attributes.get("gen_ai.operation.name") == "chat"]
+    supervisor = [s for s in chats if s.parent.span_id == workflow.context.span_id]
+    assert len(supervisor) == 2  # the plan and the answer's prose
+    workers = [s for s in chats if s not in supervisor]
+    assert workers  # each worker's turns stay under their agents
+    for span in supervisor:
+        assert span.name == "chat gpt-test"
+        assert span.attributes["gen_ai.request.model"] == "gpt-test"
+        assert span.attributes["gen_ai.usage.input_tokens"] > 0
+        assert span.attributes["gen_ai.usage.output_tokens"] > 0
+        assert workflow.start_time <= span.start_time < span.end_time <= workflow.end_time

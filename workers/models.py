@@ -406,3 +406,14 @@ def writes_prose(model: BaseChatModel) -> bool:
     """True for a real model, which may write the answer's prose (then checked by code);
     Muster's own offline and scripted models leave the answer to the deterministic composer."""
     return not isinstance(model, _ToolBindingModel)
+
+
+def model_label(model: object) -> str:
+    """A chat model's name for traces: the provider's model id (`model_name` or `model`
+    on LangChain's provider classes), else the class's LLM type."""
+    for attribute in ("model_name", "model"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    llm_type = getattr(model, "_llm_type", None)
+    return llm_type if isinstance(llm_type, str) else type(model).__name__

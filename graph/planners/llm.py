@@ -17,6 +17,7 @@ schema whose `additionalProperties` is not `false`, which rules out `dict[str, s
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 
 from langchain_core.language_models import BaseChatModel
@@ -27,6 +28,7 @@ from graph.planners.base import DEFAULT_TIMEOUT_S
 from graph.trace import current_trace, record_model_call, structured_request
 from workers.contracts import Handoff
 from workers.errors import PlanError
+from workers.models import model_label
 from workers.roster import Roster
 
 AsyncPlanner = Callable[[str, Roster], Awaitable[list[Handoff]]]
@@ -138,15 +140,18 @@ class LlmPlanner:
     async def __call__(self, request: str, roster: Roster) -> list[Handoff]:
         messages = [SystemMessage(self.prompt(roster)), HumanMessage(request)]
         trace, digest = current_trace(), structured_request(messages, Plan)
+        started, label = time.monotonic(), model_label(self.model)
         try:
             out = await self._structured.ainvoke(messages)
         except Exception as error:
-            record_model_call(trace, digest, node="plan", error=error)
+            record_model_call(trace, digest, node="plan", error=error, started=started, model=label)
             raise PlanError(
                 f"the LLM planner could not produce a plan: {type(error).__name__}: {error}"
             ) from error
         assert isinstance(out, dict)  # include_raw: the reply, and what was parsed from it
-        record_model_call(trace, digest, node="plan", reply=out["raw"])
+        record_model_call(
+            trace, digest, node="plan", reply=out["raw"], started=started, model=label
+        )
         failed: Exception | None = out.get("parsing_error")
         if failed is not None:
             raise PlanError(
