@@ -254,6 +254,8 @@ async def test_a_thread_planned_and_written_by_a_model_replays_from_its_recordin
     asked = len(openai_server.script.exchanges)
 
     targets = await read_targets(options, [(thread_id, thread_id)])
+    supervisor = {k for k in targets[0].original.tokens if k.startswith("supervisor:")}
+    assert supervisor == {"supervisor:plan", "supervisor:synthesize"}  # compared too
     same = summarize(
         await replay_targets(options, targets, name="same", strict=True, concurrency=1), targets
     )

@@ -38,7 +38,14 @@ from checkpoints.threads import status_of, thread_config
 from graph.app.batch_tickets import batch_name, batch_thread_id, load_tickets
 from graph.app.flags import REPLAY_CONCURRENCY
 from graph.app.options import MusterOptions
-from graph.app.replay_diff import FIELDS, RunView, SameAs, differences, run_view
+from graph.app.replay_diff import (
+    FIELDS,
+    RunView,
+    SameAs,
+    differences,
+    run_view,
+    with_supervisor_tokens,
+)
 from graph.app.replay_record import (
     REPLAYING,
     Recording,
@@ -120,7 +127,9 @@ async def read_targets(
             snapshot = await first_stop(graph, thread_id, runs=len(recording.runs))
             request = str(snapshot.values.get("request") or "")
             waiting = status_of(snapshot) == "interrupted"
-            original = run_view(dict(snapshot.values), waiting=waiting)
+            original = with_supervisor_tokens(
+                run_view(dict(snapshot.values), waiting=waiting), recording.supervisor_tokens
+            )
             targets.append(ReplayTarget(name, thread_id, request, original, recording))
     return targets
 
@@ -187,6 +196,9 @@ async def replay_one(
             waiting=status_of(snapshot) == "interrupted",
             renames=renames,
         )
+        replayed = trace_path(thread_id, trace_dir)
+        if replayed.exists():
+            view = with_supervisor_tokens(view, load_recording(replayed).supervisor_tokens)
     except Exception as exc:  # one thread's crash is its difference, not the replay's end
         view = RunView(error=f"{type(exc).__name__}: {exc}")
     finally:

@@ -50,7 +50,8 @@ class RunView(BaseModel):
     answer_text: str = ""
     """The answer's text (the answer so far for a thread waiting on a human)."""
     tokens: dict[str, int] = {}
-    """Tokens per packet attempt, and the run's `total`."""
+    """Tokens per packet attempt, the supervisor's own model calls (`supervisor:<node>`,
+    `with_supervisor_tokens`), and the run's `total`."""
     waiting: bool = False
     """The thread stopped for a human (compared through the answer and actions)."""
     error: str | None = None
@@ -217,3 +218,14 @@ def differences(original: RunView, replay: RunView) -> list[Difference]:
             lines = [f"{_short(before)}  ->  {_short(after)}"]
         found.append(Difference(name, lines))
     return found
+
+
+def with_supervisor_tokens(view: RunView, tokens: dict[str, int]) -> RunView:
+    """`view` with the tokens of the supervisor's model calls (the LLM planner's, the answer
+    writer's; from the run's trace, by node) beside the workers' and in the total."""
+    if not tokens:
+        return view
+    merged = {k: v for k, v in view.tokens.items() if k != "total"}
+    merged.update({f"supervisor:{node}": n for node, n in sorted(tokens.items())})
+    merged["total"] = view.tokens.get("total", 0) + sum(tokens.values())
+    return view.model_copy(update={"tokens": merged})

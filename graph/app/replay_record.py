@@ -65,14 +65,24 @@ class Recording:
     """`call_key` → the recorded (outcome, result text) of each call with those arguments."""
     runs: set[str] = field(default_factory=set)
     """The run ids in the trace: more than one means the thread was resumed or answered."""
+    supervisor_tokens: dict[str, int] = field(default_factory=dict)
+    """Tokens of the supervisor's own model calls in the first run, by node (`plan`,
+    `synthesize`): a replay is one run, compared with the original's first."""
 
 
 def load_recording(path: Path) -> Recording:
     """The recording in one thread's trace file (every run of the thread, in order)."""
     recording = Recording()
+    first_run: str | None = None
     for event in read_trace(path):
         kind = event.get("event")
-        recording.runs.add(str(event.get("run_id")))
+        run = str(event.get("run_id"))
+        recording.runs.add(run)
+        first_run = first_run or run
+        if kind == RECORDING_EVENT and event.get("kind") == "model" and run == first_run:
+            node = str(event.get("node"))
+            tokens = int(event.get("tokens") or 0)
+            recording.supervisor_tokens[node] = recording.supervisor_tokens.get(node, 0) + tokens
         if kind in ("worker_step", RECORDING_EVENT) and event.get("kind") == "model":
             if not event.get("request"):
                 continue
