@@ -88,6 +88,7 @@ PHASES: list[tuple[str, tuple[str, ...]]] = [
             "@graph/plan.py",
             "@graph/planners/",
             "@graph/facts.py",
+            "@domains/support/order_record.py",
             "@domains/support/rules.py",
             "@domains/support/intents.py",
         ),
@@ -99,6 +100,7 @@ PHASES: list[tuple[str, tuple[str, ...]]] = [
             "@workers/loop.py",
             "@workers/packet_prompt.py",
             "@workers/proposals.py",
+            "@domains/support/proposals.py",
         ),
     ),
     ("model calls", ("@workers/models.py", "langchain_core/language_models/")),
@@ -122,6 +124,7 @@ PHASES: list[tuple[str, tuple[str, ...]]] = [
         "synthesis",
         (
             "@graph/synthesize.py",
+            "@domains/support/answer.py",
             "@domains/support/resolve.py",
             "@domains/support/facts_read.py",
             "@graph/answer",

@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from langgraph.config import get_config
@@ -260,7 +261,7 @@ async def _held_elsewhere(
     if standing is None or standing.thread_id == thread:
         return None
     since = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(standing.at))
-    what = "a refund" if action.tool == REFUND_TOOL else action.tool
+    what = pack_of(services.roster).action_name(action.tool)  # "a refund"
     on = f"{argument.removesuffix('_id')} {action.args.get(argument)}"  # "order 12345"
     services.trace_node("approve", outcome="held", tool=action.tool, digest=digest)
     return ActionRecord(
@@ -307,12 +308,9 @@ def _inject_fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-REFUND_TOOL = "orders.issue_refund"
-REFUND_STATUS_TOOL = "orders.refund_status"
-
-
-def _proposal_for(state: MusterState, thread: str, record: ActionRecord) -> ProposedAction | None:
-    """The proposal an action record was approved for (latest report first)."""
+def proposal_for(state: MusterState, thread: str, record: ActionRecord) -> ProposedAction | None:
+    """The proposal an action record was approved for (latest report first): what a
+    domain's check before execution compares with the state it re-reads."""
     for report in reversed(state.get("reports") or []):
         for action in report.proposed_actions:
             if action.tool == record.tool and (
@@ -322,60 +320,11 @@ def _proposal_for(state: MusterState, thread: str, record: ActionRecord) -> Prop
     return None
 
 
-def money(cents: int) -> str:
-    """$129.00"""
-    return f"${cents / 100:,.2f}"
-
-
-def _refunded_by(refund: dict[str, Any]) -> str:
-    by = str(refund.get("requested_by") or "")
-    return f"thread {by}" if by and by != "seed" else "an earlier request"
-
-
-async def refund_state_changed(
-    services: Services, state: MusterState, thread: str, record: ActionRecord
-) -> str | None:
-    """Why an approved refund must not run, or None. The order's refunds are re-read right
-    before the write: if other refunds appeared since the proposal observed them, the human
-    approved a state that no longer holds (principle 11)."""
-    if record.tool != REFUND_TOOL:
-        return None
-    order_id = str(record.args.get("order_id", ""))
-    read = await services.hub.call(
-        REFUND_STATUS_TOOL, {"order_id": order_id}, [REFUND_STATUS_TOOL]
-    )
-    record_call(services.trace, REFUND_STATUS_TOOL, {"order_id": order_id}, read, node="act")
-    try:
-        data = json.loads(read.text) if read.ok else None
-    except json.JSONDecodeError:
-        data = None
-    if not isinstance(data, dict):
-        return (
-            f"refused before execution: the refund state of order {order_id} could not be "
-            f"re-read ({read.text[:200]}); nothing was sent: a human should check it"
-        )
-    refunds = [r for r in data.get("refunds") or [] if isinstance(r, dict)]
-    if any(r.get("idempotency_key") == record.idempotency_key for r in refunds):
-        return None  # this thread's own refund: the call replays it
-    proposal = _proposal_for(state, thread, record)
-    observed = proposal.observed_refunded_cents if proposal is not None else None
-    now = int(data.get("refunded_cents", 0))
-    if observed is None or now == observed or not refunds:
-        return None
-    latest = max(refunds, key=lambda r: str(r.get("refunded_at") or r.get("created_at") or ""))
-    return (
-        f"refused before execution: the refunds on order {order_id} changed after this refund "
-        f"was proposed ({money(observed)} refunded then, {money(now)} now): "
-        f"{money(int(latest.get('amount_cents', 0)))} was already refunded on "
-        f"{latest.get('refunded_at') or latest.get('created_at')} by {_refunded_by(latest)} "
-        f"(refund {latest.get('refund_id')}); nothing was sent: a human should check it"
-    )
-
-
 async def _keeps_requester(services: Services, tool: str) -> bool:
     """True when the write tool takes a `requested_by` argument (the orders server's refund,
-    the deploys server's rollback): the thread that asked is recorded beside the action."""
-    if tool == REFUND_TOOL:
+    the deploys server's rollback): the thread that asked is recorded beside the action. A
+    pack may say so for its tools (`REQUESTER_TOOLS`); otherwise the tool's schema does."""
+    if pack_of(services.roster).keeps_requester(tool):
         return True
     await services.hub.ensure_servers([tool])  # a server started on demand has no tools yet
     for spec in services.hub.action_specs():
@@ -385,9 +334,16 @@ async def _keeps_requester(services: Services, tool: str) -> bool:
     return False
 
 
+BeforeExecute = Callable[[Services, MusterState, str, ActionRecord], Awaitable[str | None]]
+"""A domain's check right before an approved action runs (`BEFORE_EXECUTE` in its plug-in,
+by tool): given the services, the state, the thread and the action's record, why it must
+not run (it re-reads the state the action changes), or None."""
+
+
 async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
-    """Execute every approved, not yet executed action, with its idempotency key, after
-    re-reading the state it changes (a refund is refused when the refunds moved)."""
+    """Execute every approved, not yet executed action, with its idempotency key, after the
+    domain's check of the state it changes (support re-reads a refund's order and refuses it
+    when the refunds moved)."""
     services = await services_for(runtime)
     thread = thread_id()
     secret = secret_from_env() or ""
@@ -396,7 +352,8 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
         if record.status != "approved":
             continue
         _inject_fault("kill-before-action")
-        stale = await refund_state_changed(services, state, thread, record)
+        check: BeforeExecute | None = pack_of(services.roster).before_execute(record.tool)
+        stale = await check(services, state, thread, record) if check is not None else None
         if stale is not None:
             done.append(record.model_copy(update={"status": "refused", "result": stale}))
             if services.audit is not None:

@@ -16,14 +16,20 @@ domain (principle 13). `domain.json` names the pack's parts:
 - `plugin.py` (optional), loaded from the folder as a package (a bundled pack as
   `domains.<name>`), may define `plan(request, roster)`, `read_request(request) ->
   TicketReading`, `INTENTS` (every intent its reading can produce), `compose_answer(state) ->
-  Answer`, `render_answer(answer, state)`, `PROPOSAL_RULES` (`{tool: (check, suggest)}`,
-  registered with `workers.proposals`), `FALLBACKS` (`{worker: Snapshot}`, registered with
-  `graph.fallbacks`), `ACTION_SUBJECTS` (`{tool: argument}`: what a write changes, so one
-  such action per subject waits for a human at a time, `graph.approval`), `score(values,
-  labels)` and `TARGETS` for `muster eval`, and `SCENARIOS`.
+  Answer`, `render_answer(answer, state)`, `PROPOSAL_RULES` (`{tool: (check, suggest)}` or
+  `workers.proposals.ProposalRules`, registered with `workers.proposals`), `FALLBACKS`
+  (`{worker: Snapshot}`, registered with `graph.fallbacks`), for `graph.approval`:
+  `ACTION_SUBJECTS` (`{tool: argument}`: what a write changes, so one such action per
+  subject waits for a human at a time), `ACTION_NAMES` (`{tool: "a refund"}`),
+  `BEFORE_EXECUTE` (`{tool: check}`, a `graph.approval.BeforeExecute` run right before an
+  approved action) and `REQUESTER_TOOLS` (write tools that record the asking thread), then
+  `score(values, labels)` and `TARGETS` for `muster eval`, and `SCENARIOS`.
 
-Support is loaded like any other pack (`domains/support/`). Select a pack with `--domain
-NAME|PATH` or `MUSTER_DOMAIN`; `support` is the default.
+Proposal rules and fallbacks are registered when a pack loads, and building a run's
+`graph.services.Services` loads its roster's pack: a fresh run, a resume that starts in a
+worker, at recovery or at approval, the fleet's worker, Studio and replay all meet the
+pack's rules. Support is loaded like any other pack (`domains/support/`). Select a pack
+with `--domain NAME|PATH` or `MUSTER_DOMAIN`; `support` is the default.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -46,7 +52,7 @@ from graph.fallbacks import FALLBACKS
 from graph.planners.base import Planner, TicketReading
 from graph.planners.keywords import KeywordTable, load_keyword_table
 from workers.errors import ConfigError
-from workers.proposals import register_proposal_rule
+from workers.proposals import ProposalRules, register_proposal_rule
 from workers.roster import Roster, load_roster
 
 DOMAINS_DIR = Path(__file__).resolve().parents[1] / "domains"
@@ -98,6 +104,25 @@ class DomainPack:
         support's refund `order_id`, incidents' rollback `change_id`), or None."""
         subjects: dict[str, str] = self.hook("ACTION_SUBJECTS") or {}
         return subjects.get(tool)
+
+    def action_name(self, tool: str) -> str:
+        """How a message names write `tool` (the plug-in's `ACTION_NAMES`: support's refund
+        is "a refund"), else its qualified name."""
+        names: dict[str, str] = self.hook("ACTION_NAMES") or {}
+        return names.get(tool, tool)
+
+    def before_execute(self, tool: str) -> Callable[..., Awaitable[str | None]] | None:
+        """The check right before an approved `tool` runs (the plug-in's `BEFORE_EXECUTE`,
+        a `graph.approval.BeforeExecute`: support re-reads a refund's order), or None."""
+        checks: dict[str, Callable[..., Awaitable[str | None]]] = (
+            self.hook("BEFORE_EXECUTE") or {}
+        )
+        return checks.get(tool)
+
+    def keeps_requester(self, tool: str) -> bool:
+        """True when the pack knows write `tool` records the thread that asked (the plug-in's
+        `REQUESTER_TOOLS`), without asking its server for the tool's schema."""
+        return tool in (self.hook("REQUESTER_TOOLS") or ())
 
 
 def domain_ref(given: str | Path | None = None) -> str:
@@ -152,7 +177,7 @@ def load_domain(given: str | Path | None = None) -> DomainPack:
     """The pack `given` names (see `domain_ref`), loaded once per process; a `ConfigError`
     (exit 2) says what is wrong with a pack that does not load."""
     ref = domain_ref(given)
-    if "/" not in ref and ref in _LOADED:
+    if ref in _LOADED:  # a bundled name, or the folder a loaded roster names (`Roster.domain`)
         return _LOADED[ref]  # no file-system call: nodes look packs up on the event loop
     folder = _folder(ref)
     key = ref if "/" not in ref else str(folder)
@@ -193,8 +218,8 @@ def _read_pack(folder: Path, ref: str) -> DomainPack:
             "or define plan() and read_request() in its plugin.py"
         )
     intents = getattr(plugin, "INTENTS", None) or (table.intent_names if table else ())
-    for tool, (check, suggest) in (getattr(plugin, "PROPOSAL_RULES", None) or {}).items():
-        register_proposal_rule(tool, check, suggest)
+    for tool, rules in (getattr(plugin, "PROPOSAL_RULES", None) or {}).items():
+        register_proposal_rule(tool, *ProposalRules(*rules))
     for worker, snapshot in (getattr(plugin, "FALLBACKS", None) or {}).items():
         FALLBACKS.setdefault(worker, snapshot)
     evals = manifest.get("eval") or {}

@@ -176,7 +176,7 @@ def plan_recovery(
 ) -> dict[str, Any]:
     """The state update for one `recover` step: records, substitute reports, new packets.
     `clarifications` holds the human's answers to ambiguous packets, by packet id."""
-    pack_of(roster)  # its fallbacks are registered when it loads (a resume may start here)
+    pack_of(roster)  # its fallbacks are registered when it loads (Services load it too)
     packets = list(state.get("packets") or [])
     by_key = {(p.id, p.attempt): p for p in packets}
     records: list[RecoveryRecord] = []

@@ -3,7 +3,8 @@
 The hub, the models and the trace are live objects, not state: they are never checkpointed,
 and a resumed run gets fresh ones. Callers pass them with `graph.ainvoke(..., context=...)`;
 a run started without them (LangGraph Studio) gets the defaults installed with
-`set_default_services` (graph/app/studio.py installs them).
+`set_default_services` (graph/app/studio.py installs them). Building them loads the roster's
+domain pack, whose proposal rules and fallbacks the stages use.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from checkpoints.audit import AuditLog
-from graph.domains import default_planner
+from graph.domains import default_planner, pack_of
 from graph.limits import RunLimits
 from graph.planners import Planner
 from graph.trace import TraceWriter
@@ -46,6 +47,12 @@ class Services:
     """Hard limits for the run, checked at every barrier."""
     audit: AuditLog | None = None
     """Where approval decisions and executions are recorded."""
+
+    def __post_init__(self) -> None:
+        # The roster's pack registers its proposal rules and fallbacks when it loads: load it
+        # here, where every run (fresh or resumed, CLI, fleet, Studio, replay) gets its
+        # services, so no stage meets a domain's action without its rules (deny by default).
+        pack_of(self.roster)
 
     def trace_node(self, node: str, **fields: Any) -> None:
         """One trace event for a graph node, stamped with its superstep (no-op untraced)."""

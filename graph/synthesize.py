@@ -1,32 +1,32 @@
-"""The `synthesize` stage: write the answer that resolves the ticket, and say honestly when it
-is degraded.
+"""The `synthesize` stage: write the answer that resolves the request, and say honestly when
+it is degraded.
 
 The answer has parts (`workers.contracts.Answer`): a summary of what happened, each claim
-citing its finding; a resolution step for every intent the ticket expressed (an
-approval-gated action, an instruction for the agent, or an open point); a draft reply built
-from the knowledge base's customer-facing wording and the policy that applies; open
-questions; and the evidence, readable. `domains.support.resolve` builds them from the reports'
-observations. The answer is `complete` only when every intent has a resolution (principle
-10). It is degraded whenever a fallback, a failure, a run limit or an unverified claim went
-into it, and each of those becomes a line in `degraded_reasons` and in the text.
+citing its finding; a resolution step for every intent the request expressed (an
+approval-gated action, an instruction, or an open point); a reply to send; open questions;
+and the evidence, readable. The domain pack whose reading produced the intents writes them
+(`compose_answer` in its plug-in: support's ticket answer in `domains/support/answer.py`,
+incidents' triage); a pack without one gets `plain_answer`. Every domain starts from the
+same account of the run (`assess`): the answer is degraded whenever a fallback, a failure, a
+run limit or an unverified claim went into it, and each of those becomes a line in
+`degraded_reasons` and in the text. An answer is `complete` only when every intent has a
+resolution (principle 10).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from domains.support.facts_read import TicketFacts, money, read_facts
-from domains.support.resolve import Resolver, proposals_from
 from graph.answer_writer import write_with_model
 from graph.domains import pack_for_intents
 from graph.facts import SHARED_CALL_PREFIX
 from graph.services import Services, services_for
 from graph.state import (
-    ESCALATION_WORKER,
     MusterState,
     current_reports,
     latest_actions,
@@ -76,7 +76,8 @@ def _args(args: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items())
 
 
-def _action_line(action: ActionRecord) -> str:
+def action_line(action: ActionRecord) -> str:
+    """One line per action record: who proposed it, who decided, what came of it."""
     head = f"- {action.tool}({_args(action.args)}) proposed by {action.proposed_by}: "
     if action.status == "held":
         return head + f"HELD: {action.result}"
@@ -99,7 +100,12 @@ def _missing_tools(report: Report) -> str | None:
     return f"{report.worker}: {', '.join(missing)} failed, so what it would have told us is missing"
 
 
-def _evidence_line(cite: str, finding: Finding) -> str:
+Describe = Callable[[str, dict[str, Any]], str | None]
+"""A pack's reading of a tool's JSON object result (the tool named without its server): one
+line of what it shows, or None for the generic summary (support's `describe_observation`)."""
+
+
+def evidence_line(cite: str, finding: Finding, *, describe: Describe | None = None) -> str:
     """One readable line of evidence: what was looked up, and what it said, marked as data
     quoted from the tool (`[tool data] «…»`), on one line, so text a tool returns (an order
     note, a KB article) never reads as part of the answer or as an instruction."""
@@ -108,39 +114,17 @@ def _evidence_line(cite: str, finding: Finding) -> str:
         data: Any = json.loads(finding.observation)
     except json.JSONDecodeError:
         data = None
-    tool = finding.tool.split(".", 1)[-1]
-    if isinstance(data, dict) and tool == "find_order":
-        charges = data.get("charges") or []
-        charged = "; ".join(
-            f"{money(int(c.get('amount_cents', 0)))} on {c.get('charged_at')}"
-            for c in charges
-            if isinstance(c, dict)
-        )
-        said = (
-            f"order {data.get('order_id')} for {data.get('customer')}: "
-            f"{data.get('item')}, {data.get('amount')}, {data.get('status')}"
-            f"{', delivered ' + str(data['delivered_at']) if data.get('delivered_at') else ''}, "
-            f"paid by {data.get('payment_method')}, placed {data.get('placed_at')}; "
-            f"charges: {charged or 'none'}"
-        )
-    elif isinstance(data, dict) and tool == "refund_status":
-        said = (
-            f"refunded {money(int(data.get('refunded_cents', 0)))} of "
-            f"{money(int(data.get('total_charged_cents', 0)))} charged; "
-            f"{money(int(data.get('refundable_cents', 0)))} still refundable ({data.get('status')})"
-        )
-    elif isinstance(data, dict) and tool == "check_policy":
-        said = f"{data.get('policy_id')} ({data.get('topic')}): {data.get('text')}"
-    elif isinstance(data, dict) and tool == "get_article":
-        said = f'{data.get("id")} "{data.get("title")}"'
-    else:
+    said = None
+    if isinstance(data, dict) and describe is not None:
+        said = describe(finding.tool.split(".", 1)[-1], data)
+    if said is None:
         said = summarize_text(finding.observation)
     source = " (cached fallback)" if finding.source == "fallback" else ""
     quoted = " ".join(said.replace("«", "‹").replace("»", "›").split())  # cannot close the quote
     return f"[{cite}] {finding.tool}({args}){source}: [tool data] «{quoted}»"
 
 
-def _proposed(reports: dict[str, Report]) -> list[ProposedAction]:
+def proposed_actions(reports: dict[str, Report]) -> list[ProposedAction]:
     """Every action proposed by a current ok report, once."""
     seen: dict[str, ProposedAction] = {}
     for report in reports.values():
@@ -151,7 +135,7 @@ def _proposed(reports: dict[str, Report]) -> list[ProposedAction]:
     return list(seen.values())
 
 
-def _decisions(actions: list[ActionRecord]) -> dict[str, ActionRecord]:
+def decisions_of(actions: list[ActionRecord]) -> dict[str, ActionRecord]:
     """The latest decision per proposal, keyed like `ProposedAction.digest()`."""
     return {
         ProposedAction(tool=a.tool, args=a.args, proposed_by=a.proposed_by).digest(): a
@@ -260,9 +244,10 @@ def assess(state: MusterState) -> Degradation:
     )
 
 
-def evidence_lines(usable: list[Report]) -> list[str]:
-    """The observations behind an answer, one readable line each with its citation; a
-    shared fact (one supervisor call given to several workers) is shown once."""
+def evidence_lines(usable: list[Report], *, describe: Describe | None = None) -> list[str]:
+    """The observations behind an answer, one readable line each with its citation
+    (`describe`: the pack's reading of its tools' results); a shared fact (one supervisor
+    call given to several workers) is shown once."""
     evidence: list[str] = []
     seen_calls: set[str] = set()
     for report in usable:
@@ -273,7 +258,9 @@ def evidence_lines(usable: list[Report]) -> list[str]:
             if key in seen_calls:
                 continue
             seen_calls.add(key)
-            evidence.append(_evidence_line(f"{report.packet_id}/{finding.id}", finding))
+            evidence.append(
+                evidence_line(f"{report.packet_id}/{finding.id}", finding, describe=describe)
+            )
     return evidence
 
 
@@ -315,109 +302,30 @@ def plain_answer(state: MusterState) -> Answer:
 
 
 def compose_answer(state: MusterState) -> Answer:
-    """The answer for the current state (pure; `synthesize` wraps it). A domain pack with its
-    own answer (`compose_answer` in its plug-in) writes it; support's is below."""
-    pack = pack_for_intents(state.get("intents") or [])
-    composer = pack.hook("compose_answer")
-    if composer is not None:
-        answer: Answer = composer(state)
-        return answer
-    if pack.name != "support":
+    """The answer for the current state (pure; `synthesize` wraps it), written by the pack
+    whose reading produced the state's intents (`compose_answer` in its plug-in: support's
+    ticket answer, incidents' triage), else `plain_answer`."""
+    composer = pack_for_intents(state.get("intents") or []).hook("compose_answer")
+    if composer is None:
         return plain_answer(state)
-    run = assess(state)
-    reports, reasons, actions = run.reports, run.reasons, run.actions
-    recoveries = state.get("recoveries") or []
-    intents = list(state.get("intents") or [])
-    language = state.get("language") or "English"
-
-    usable = [r for r in reports.values() if r.status == "ok"]
-    escalation = next((r for r in usable if r.worker == ESCALATION_WORKER), None)
-    resolver = Resolver(
-        intents=intents,
-        order_ids=state.get("order_ids") or [],
-        unknown_orders=state.get("unknown_orders") or [],
-        facts=read_facts(usable),
-        proposals=proposals_from(_proposed(reports), _decisions(actions), _digest),
-        escalation_note=(escalation.conclusion or escalation.note) if escalation else None,
-    )
-    resolution = resolver.resolve()
-    open_steps = [s for s in resolution.steps if s.kind == "open"]
-    if language != "English":
-        resolution.open_questions.append(
-            f"The customer wrote in {language}: send the reply in {language}."
-        )
-
-    status = run.status(open_points=bool(open_steps))
-    degraded = bool(reasons) or (status == "failed")
-    unresolved_without_order = any(
-        s.intent != "unknown" and "names no order" in s.text for s in open_steps
-    )
-    needs_human = (
-        # held: the same action waits for a human in another thread
-        any(a.status in ("refused", "failed", "approved", "held") for a in actions)
-        or any(s.kind == "action" and s.approval == "pending approval" for s in resolution.steps)
-        or any(r.strategy == "escalate" for r in recoveries)
-        or escalation is not None
-        or "complaint" in intents
-        or status == "failed"
-        or not intents
-        or unresolved_without_order
-        or language != "English"
-        or any("policy is never guessed" in s.text for s in open_steps)
-    )
-    if intents == ["acknowledgement"]:
-        needs_human = bool(reasons)
-    evidence = evidence_lines(usable)
-    customer = next(iter(resolver.facts.orders.values()), None)
-    greeting = f"Hello {customer.data.get('customer')}," if customer else "Hello,"
-    reply = "\n\n".join([greeting, *resolution.reply, "Kind regards,\nCustomer Support"])
-    answer = Answer(
-        text="",
-        status=status,
-        degraded=degraded,
-        degraded_reasons=reasons,
-        needs_human=needs_human,
-        stop_reason=state.get("stop_reason"),
-        intents=intents,
-        summary=resolution.summary,
-        resolution=resolution.steps,
-        customer_reply=reply if resolution.reply else "",
-        open_questions=resolution.open_questions,
-        evidence=evidence,
-    )
-    return with_text(answer, state, facts=resolver.facts)
+    answer: Answer = composer(state)
+    return answer
 
 
-def with_text(answer: Answer, state: MusterState, *, facts: TicketFacts | None = None) -> Answer:
-    """The answer with its terminal text rendered from its parts and the state (`facts`:
-    the reports' facts when the caller has read them already); a domain pack with its own
-    layout (`render_answer` in its plug-in) renders it."""
+def with_text(answer: Answer, state: MusterState) -> Answer:
+    """The answer with its terminal text rendered from its parts and the state: by the
+    pack's own layout (`render_answer` in its plug-in), else `render_text`'s."""
     renderer = pack_for_intents(answer.intents).hook("render_answer")
     if renderer is not None:
         return answer.model_copy(update={"text": str(renderer(answer, state))})
-    if facts is None:
-        usable = [
-            r for r in current_reports(state.get("reports") or []).values() if r.status == "ok"
-        ]
-        facts = read_facts(usable)
-    policies = [
-        f"{p.data.get('policy_id')}"
-        + (f" (cached snapshot {p.data.get('snapshot')})" if p.fallback else "")
-        + f": {p.data.get('text')}"
-        for p in facts.policies.values()
-    ]
     text = render_text(
         answer,
         request=state["request"],
-        policies=policies,
-        action_lines=[_action_line(a) for a in latest_actions(state).values()],
+        policies=[],
+        action_lines=[action_line(a) for a in latest_actions(state).values()],
         recovery_lines=[f"- {r.strategy}: {r.detail}" for r in state.get("recoveries") or []],
     )
     return answer.model_copy(update={"text": text})
-
-
-def _digest(action: ProposedAction) -> str:
-    return action.digest()
 
 
 def render_text(

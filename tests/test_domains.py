@@ -123,3 +123,91 @@ async def test_a_toy_domain_from_a_temporary_folder_runs_end_to_end(
     assert answer.status == "complete" and not answer.degraded
     assert "sunny, 24 C" in answer.text
     assert calls_so_far(muster_env.call_log, server="toy", tool="forecast") == 1
+
+
+def _forget_packs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process as a fresh one sees it: no pack loaded, no proposal rule registered
+    (what a resume in a new process starts from); restored after the test."""
+    import graph.domains
+    import workers.proposals
+
+    monkeypatch.setattr(graph.domains, "_LOADED", {})
+    monkeypatch.setattr(workers.proposals, "RULES", {})
+    monkeypatch.setattr(workers.proposals, "SUGGESTERS", {})
+    monkeypatch.setattr(workers.proposals, "BINDERS", {})
+    monkeypatch.setattr(workers.proposals, "STATE_BINDING_ARGS", set())
+
+
+REFUND = "orders.issue_refund"
+
+
+def test_building_services_registers_the_rosters_proposal_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Support's refund rules are its pack's, not the workers': until the pack loads, the
+    review denies a refund; building a run's services loads the roster's pack."""
+    from typing import Any, cast
+
+    from graph.services import Services
+    from workers.contracts import Handoff, ProposedAction
+    from workers.proposals import review_proposal
+    from workers.roster import load_roster
+
+    roster = load_roster()  # support's, read without the pack loader
+    _forget_packs(monkeypatch)
+    packet = Handoff(id="billing-1", recipient="billing", objective="Check the charge.",
+                     inputs={"order_id": "12345"})
+    refund = ProposedAction(tool=REFUND, args={"order_id": "12345", "amount_cents": 100})
+    assert review_proposal(refund, packet, [], [REFUND]) == (
+        f"{REFUND} has no proposal rule; it cannot be proposed"
+    )
+    Services(hub=cast(Any, None), roster=roster)
+    assert review_proposal(refund, packet, [], [REFUND]) == (
+        "no refund_status observation supports this refund"  # support's rule answers
+    )
+
+
+@pytest.mark.integration
+async def test_a_thread_resumed_in_a_new_process_reviews_a_refund_with_supports_rules(
+    muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ticket paused before its workers ran, resumed where no pack was loaded yet (only
+    options read, as a new process's `muster resume` does first): the billing worker's
+    refund proposal is reviewed by support's rules, exactly as in a fresh run (the
+    duplicated amount, bound to the refunds observed), not denied by default."""
+    from checkpoints.threads import thread_config
+
+    ticket = "Order #12345 was charged twice, please refund the duplicate"
+    thread = f"resume-{uuid.uuid4().hex[:8]}"
+    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+        fresh = await stream_run(runtime, f"fresh-{uuid.uuid4().hex[:8]}", {"request": ticket})
+        await runtime.graph.ainvoke(
+            {"request": ticket},
+            thread_config(thread),
+            context=runtime.services,
+            interrupt_before=["dispatch"],
+        )
+        paused = await runtime.graph.aget_state(thread_config(thread))
+    assert paused.next and set(paused.next) == {"dispatch"}
+    assert not paused.values.get("reports")  # no worker has run yet
+
+    options = MusterOptions.resolve(db=muster_env.checkpoint_db, domain="support")
+    _forget_packs(monkeypatch)
+    async with open_runtime(options) as runtime:
+        resumed = await stream_run(runtime, thread, None)
+
+    def proposals(values: dict[str, object]) -> list[tuple[str, dict[str, object], int | None]]:
+        reports = values["reports"]
+        assert isinstance(reports, list)
+        return [
+            (a.tool, a.args, a.observed_refunded_cents)
+            for r in reports
+            if r.worker == "billing"
+            for a in r.proposed_actions
+        ]
+
+    expected = (REFUND, {"order_id": "12345", "amount_cents": 12900,
+                         "expected_refunded_cents": 0}, 0)
+    assert proposals(fresh) == proposals(resumed) == [expected]
+    billing = [r for r in resumed["reports"] if r.worker == "billing"]
+    assert not any("no proposal rule" in r.note for r in billing)

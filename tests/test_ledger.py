@@ -26,12 +26,14 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from mcp.types import TextContent
 
 from checkpoints.threads import thread_config
+from domains.support.proposals import suggest_actions
 from graph.app.runtime import MusterRuntime, open_runtime, stream_run
+from graph.domains import load_domain
 from servers import orders
 from servers.approval import action_digest, mint_token
 from tests.conftest import HANG_TIMEOUT_S, MusterEnv
 from workers.contracts import ActionRecord, Finding, Handoff, ProposedAction
-from workers.proposals import review_proposal, suggest_actions
+from workers.proposals import review_proposal
 
 TICKET = "Order #12345 was charged twice, please refund the duplicate"
 REFUND_TOOL = "orders.issue_refund"
@@ -319,6 +321,13 @@ PACKET = Handoff(
 )
 
 
+@pytest.fixture
+def support_rules() -> None:
+    """Support's proposal rules, registered with the review as a run's services do."""
+    load_domain("support")
+
+
+@pytest.mark.usefixtures("support_rules")
 def test_review_caps_a_duplicate_refund_at_the_duplicated_amount() -> None:
     seen = findings([])
     whole = ProposedAction(tool=REFUND_TOOL, args={"order_id": "12345", "amount_cents": 25800})
@@ -334,6 +343,7 @@ def test_review_caps_a_duplicate_refund_at_the_duplicated_amount() -> None:
     assert suggested.args == {"order_id": "12345", "amount_cents": 12900}
 
 
+@pytest.mark.usefixtures("support_rules")
 def test_nothing_is_proposed_once_the_duplicate_is_refunded() -> None:
     seen = findings(
         [

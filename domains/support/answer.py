@@ -1,0 +1,155 @@
+"""The support answer: what a support agent reads for a ticket, and its terminal layout.
+
+`compose_answer(state)` resolves every intent the ticket expressed (`resolve.Resolver`,
+over the facts `facts_read` reads from the reports): a summary of what happened, each claim
+citing its finding; a resolution step per intent (an approval-gated action, an instruction
+for the agent, or an open point); a draft reply from the knowledge base's customer-facing
+wording and the policy that applies; open questions; and the evidence, readable
+(`describe_observation` says what an order, a refund status, a policy or an article showed).
+The run's failures, fallbacks and limits come from the supervisor's `graph.synthesize.assess`,
+as for every domain. `render_answer` lays it out with the policies that apply
+(`graph.synthesize.render_text`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph.state import ESCALATION_WORKER, MusterState, current_reports, latest_actions
+from graph.synthesize import (
+    action_line,
+    assess,
+    decisions_of,
+    evidence_lines,
+    proposed_actions,
+    render_text,
+)
+from workers.contracts import Answer, ProposedAction
+
+from .facts_read import TicketFacts, money, read_facts
+from .resolve import Resolver, proposals_from
+
+
+def describe_observation(tool: str, data: dict[str, Any]) -> str | None:
+    """What a support tool's JSON result shows, in one line (`tool` without its server), or
+    None for the supervisor's generic summary."""
+    if tool == "find_order":
+        charges = data.get("charges") or []
+        charged = "; ".join(
+            f"{money(int(c.get('amount_cents', 0)))} on {c.get('charged_at')}"
+            for c in charges
+            if isinstance(c, dict)
+        )
+        return (
+            f"order {data.get('order_id')} for {data.get('customer')}: "
+            f"{data.get('item')}, {data.get('amount')}, {data.get('status')}"
+            f"{', delivered ' + str(data['delivered_at']) if data.get('delivered_at') else ''}, "
+            f"paid by {data.get('payment_method')}, placed {data.get('placed_at')}; "
+            f"charges: {charged or 'none'}"
+        )
+    if tool == "refund_status":
+        return (
+            f"refunded {money(int(data.get('refunded_cents', 0)))} of "
+            f"{money(int(data.get('total_charged_cents', 0)))} charged; "
+            f"{money(int(data.get('refundable_cents', 0)))} still refundable ({data.get('status')})"
+        )
+    if tool == "check_policy":
+        return f"{data.get('policy_id')} ({data.get('topic')}): {data.get('text')}"
+    if tool == "get_article":
+        return f'{data.get("id")} "{data.get("title")}"'
+    return None
+
+
+def _digest(action: ProposedAction) -> str:
+    return action.digest()
+
+
+def compose_answer(state: MusterState) -> Answer:
+    """The answer that resolves the ticket (pure). It is `complete` only when every intent
+    has a resolution (principle 10), and needs a human whenever money waits for approval,
+    something failed, the customer complained or wrote in another language."""
+    run = assess(state)
+    reports, reasons, actions = run.reports, run.reasons, run.actions
+    recoveries = state.get("recoveries") or []
+    intents = list(state.get("intents") or [])
+    language = state.get("language") or "English"
+
+    usable = [r for r in reports.values() if r.status == "ok"]
+    escalation = next((r for r in usable if r.worker == ESCALATION_WORKER), None)
+    resolver = Resolver(
+        intents=intents,
+        order_ids=state.get("order_ids") or [],
+        unknown_orders=state.get("unknown_orders") or [],
+        facts=read_facts(usable),
+        proposals=proposals_from(proposed_actions(reports), decisions_of(actions), _digest),
+        escalation_note=(escalation.conclusion or escalation.note) if escalation else None,
+    )
+    resolution = resolver.resolve()
+    open_steps = [s for s in resolution.steps if s.kind == "open"]
+    if language != "English":
+        resolution.open_questions.append(
+            f"The customer wrote in {language}: send the reply in {language}."
+        )
+
+    status = run.status(open_points=bool(open_steps))
+    degraded = bool(reasons) or (status == "failed")
+    unresolved_without_order = any(
+        s.intent != "unknown" and "names no order" in s.text for s in open_steps
+    )
+    needs_human = (
+        # held: the same action waits for a human in another thread
+        any(a.status in ("refused", "failed", "approved", "held") for a in actions)
+        or any(s.kind == "action" and s.approval == "pending approval" for s in resolution.steps)
+        or any(r.strategy == "escalate" for r in recoveries)
+        or escalation is not None
+        or "complaint" in intents
+        or status == "failed"
+        or not intents
+        or unresolved_without_order
+        or language != "English"
+        or any("policy is never guessed" in s.text for s in open_steps)
+    )
+    if intents == ["acknowledgement"]:
+        needs_human = bool(reasons)
+    evidence = evidence_lines(usable, describe=describe_observation)
+    customer = next(iter(resolver.facts.orders.values()), None)
+    greeting = f"Hello {customer.data.get('customer')}," if customer else "Hello,"
+    reply = "\n\n".join([greeting, *resolution.reply, "Kind regards,\nCustomer Support"])
+    answer = Answer(
+        text="",
+        status=status,
+        degraded=degraded,
+        degraded_reasons=reasons,
+        needs_human=needs_human,
+        stop_reason=state.get("stop_reason"),
+        intents=intents,
+        summary=resolution.summary,
+        resolution=resolution.steps,
+        customer_reply=reply if resolution.reply else "",
+        open_questions=resolution.open_questions,
+        evidence=evidence,
+    )
+    return answer.model_copy(update={"text": _render(answer, state, resolver.facts)})
+
+
+def render_answer(answer: Answer, state: MusterState) -> str:
+    """The answer for a terminal (plain Markdown): its parts, the policies that apply, the
+    actions and the recovery."""
+    usable = [r for r in current_reports(state.get("reports") or []).values() if r.status == "ok"]
+    return _render(answer, state, read_facts(usable))
+
+
+def _render(answer: Answer, state: MusterState, facts: TicketFacts) -> str:
+    policies = [
+        f"{p.data.get('policy_id')}"
+        + (f" (cached snapshot {p.data.get('snapshot')})" if p.fallback else "")
+        + f": {p.data.get('text')}"
+        for p in facts.policies.values()
+    ]
+    return render_text(
+        answer,
+        request=state["request"],
+        policies=policies,
+        action_lines=[action_line(a) for a in latest_actions(state).values()],
+        recovery_lines=[f"- {r.strategy}: {r.detail}" for r in state.get("recoveries") or []],
+    )

@@ -1,0 +1,63 @@
+"""Support's check right before an approved refund runs: re-read the order's refunds.
+
+If other refunds appeared since the proposal observed them, the human approved a state that
+no longer holds (principle 11): the refund is refused before anything is sent. The graph's
+`act` asks the pack (`BEFORE_EXECUTE` in plugin.py) before it executes any action.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from graph.approval import proposal_for
+from graph.services import Services
+from graph.state import MusterState
+from graph.trace import record_call
+from workers.contracts import ActionRecord
+
+from .facts_read import money
+from .proposals import REFUND_STATUS_TOOL
+
+
+def _refunded_by(refund: dict[str, Any]) -> str:
+    by = str(refund.get("requested_by") or "")
+    return f"thread {by}" if by and by != "seed" else "an earlier request"
+
+
+async def refund_state_changed(
+    services: Services, state: MusterState, thread: str, record: ActionRecord
+) -> str | None:
+    """Why an approved refund must not run, or None. The order's refunds are re-read right
+    before the write: if other refunds appeared since the proposal observed them, the human
+    approved a state that no longer holds."""
+    order_id = str(record.args.get("order_id", ""))
+    read = await services.hub.call(
+        REFUND_STATUS_TOOL, {"order_id": order_id}, [REFUND_STATUS_TOOL]
+    )
+    record_call(services.trace, REFUND_STATUS_TOOL, {"order_id": order_id}, read, node="act")
+    try:
+        data = json.loads(read.text) if read.ok else None
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict):
+        return (
+            f"refused before execution: the refund state of order {order_id} could not be "
+            f"re-read ({read.text[:200]}); nothing was sent: a human should check it"
+        )
+    refunds = [r for r in data.get("refunds") or [] if isinstance(r, dict)]
+    if any(r.get("idempotency_key") == record.idempotency_key for r in refunds):
+        return None  # this thread's own refund: the call replays it
+    proposal = proposal_for(state, thread, record)
+    observed = proposal.observed_refunded_cents if proposal is not None else None
+    now = int(data.get("refunded_cents", 0))
+    if observed is None or now == observed or not refunds:
+        return None
+    latest = max(refunds, key=lambda r: str(r.get("refunded_at") or r.get("created_at") or ""))
+    return (
+        f"refused before execution: the refunds on order {order_id} changed after this refund "
+        f"was proposed ({money(observed)} refunded then, {money(now)} now): "
+        f"{money(int(latest.get('amount_cents', 0)))} was already refunded on "
+        f"{latest.get('refunded_at') or latest.get('created_at')} by {_refunded_by(latest)} "
+        f"(refund {latest.get('refund_id')}); nothing was sent: a human should check it"
+    )
