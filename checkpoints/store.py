@@ -10,6 +10,7 @@ the savers of batch lanes — and never branches on the backend itself.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from checkpoints.audit import AuditLog
 from checkpoints.lease import hold_sqlite_thread
 from checkpoints.saver import (
     DEFAULT_DB,
+    CheckpointStoreError,
     check_db_location,
     check_db_path,
     open_checkpointer,
@@ -62,7 +64,8 @@ class CheckpointStore(Protocol):
         ...
 
     def check_location(self) -> None:
-        """Refuse, cheaply and before anything starts, a location no store can have."""
+        """Refuse, cheaply and before anything starts, a location no store can have (for a
+        file: one whose folder does not exist, since a run creates no folders)."""
         ...
 
     def check(self, *, must_exist: bool = False) -> None:
@@ -97,6 +100,18 @@ class CheckpointStore(Protocol):
         ...
 
 
+def check_db_folder(path: Path) -> None:
+    """Refuse a store whose folder does not exist. A run creates the file, never the folders
+    above it: a mistyped `--db` directory fails here, as it does for `resume` and `threads`,
+    instead of silently becoming a new, empty store that later commands cannot find."""
+    folder = path.parent
+    if not folder.exists():
+        raise CheckpointStoreError(
+            f"checkpoint database {path}: its folder {folder} does not exist (check --db or "
+            f"MUSTER_DB; a new store needs its folder first: mkdir -p {shlex.quote(str(folder))})"
+        )
+
+
 @dataclass(frozen=True)
 class SqliteStore:
     """The embedded default: checkpoints, audit and leases in one SQLite file."""
@@ -116,8 +131,10 @@ class SqliteStore:
 
     def check_location(self) -> None:
         check_db_location(self.path)
+        check_db_folder(self.path)
 
     def check(self, *, must_exist: bool = False) -> None:
+        self.check_location()
         check_db_path(self.path, must_exist=must_exist)
 
     def may_hold_threads(self) -> bool:

@@ -58,9 +58,12 @@ class RunLimits:
 
     def cut(self, seconds: float, *, floor_s: float = 0.1) -> float:
         """`seconds`, cut to what this invocation's deadline leaves (never below `floor_s`, so
-        a wait past the deadline still ends at once rather than not starting)."""
+        a wait past the deadline still ends at once rather than not starting). A cut is
+        rounded down to the hundredth: it shows in messages ("did not start in 0.28s")."""
         remaining = self.remaining_s()
-        return seconds if remaining is None else max(floor_s, min(seconds, remaining))
+        if remaining is None or remaining >= seconds:
+            return seconds
+        return max(floor_s, math.floor(remaining * 100) / 100)
 
 
 def deadline_for(state: MusterState, limits: RunLimits) -> float | None:

@@ -151,6 +151,42 @@ def test_batch_answers_go_next_to_the_store_not_the_tickets(tmp_path: Path) -> N
     assert ignored.returncode == 0, "examples/*.answers.jsonl is not gitignored"
 
 
+def test_a_store_in_a_missing_folder_is_one_error_for_every_command(
+    muster_env: MusterEnv, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A mistyped --db folder: `run` and `batch` do not silently make a new, empty store
+    # there (which `threads` without that --db would never show); every command says so.
+    from graph.app.cli import main
+
+    tickets = write_tickets(tmp_path / "tickets.jsonl", QUEUE[:1])
+    db = tmp_path / "typo" / "store.sqlite"
+    for argv in (
+        ["run", REFUND_TICKET],
+        ["batch", str(tickets)],
+        ["resume", "t-1"],
+        ["approve", "t-1", "--by", "lead"],
+        ["threads"],
+        ["show", "t-1"],
+    ):
+        assert main([*argv, "--db", str(db)]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("muster: error: ") and err.count("\n") == 1, err
+        assert str(db) in err and "does not exist" in err, err
+    assert not db.parent.exists()
+
+
+def test_a_wait_cut_to_the_deadline_prints_rounded() -> None:
+    # Server start and tool call timeouts are cut to what --deadline leaves, and their
+    # messages print them ("server 'orders' did not start in 0.28s", not 0.28185224533081055s).
+    from graph.limits import RunLimits
+
+    cut = RunLimits(deadline_at=time.time() + 1.23456).cut(15.0)
+    assert f"{cut}" in ("1.23", "1.22"), cut
+    assert RunLimits().cut(15.0) == 15.0
+    assert RunLimits(deadline_at=time.time() + 60).cut(15.0) == 15.0
+    assert RunLimits(deadline_at=time.time() - 5.0).cut(15.0) == 0.1
+
+
 def test_threads_filters_by_status_and_age() -> None:
     now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -489,3 +525,18 @@ def test_the_readme_quick_start_works_line_by_line(muster_env: MusterEnv) -> Non
     assert "pending approval: orders.issue_refund" in outputs["show"]
     assert "executed (approved by lead)" in outputs["approve"]
     assert "refund-1  done" in outputs["threads"]
+
+
+def test_a_provider_not_installed_names_the_extra_that_installs_it() -> None:
+    # The README's install line for each provider, not LangChain's bare package name.
+    import importlib.util
+
+    from workers.errors import UnknownModelError
+    from workers.models import load_model_factory
+
+    if importlib.util.find_spec("langchain_anthropic") is not None:
+        pytest.skip("langchain-anthropic is installed here")
+    with pytest.raises(UnknownModelError) as raised:
+        load_model_factory("anthropic:claude-sonnet-4-5")
+    message = str(raised.value)
+    assert "pip install -e '.[anthropic]'" in message and "\n" not in message, message

@@ -15,6 +15,7 @@ from graph.app.render import (
     pending_approvals,
     plural,
     print_result,
+    print_thread,
     print_threads,
     waiting_for,
 )
@@ -83,7 +84,8 @@ async def test_a_paused_run_prints_and_returns_what_waits_with_its_digest(
     thread = "render-paused"
     async with open_runtime(db=muster_env.checkpoint_db) as runtime:
         values = await stream_run(runtime, thread, {"request": REFUND_TICKET})
-        (interrupt,) = (await runtime.graph.aget_state(thread_config(thread))).interrupts
+        snapshot = await runtime.graph.aget_state(thread_config(thread))
+        (interrupt,) = snapshot.interrupts
     (pending,) = pending_approvals(values, thread)
     # The digest a script gets is the one the graph asks a human to approve.
     assert pending["digest"] == interrupt.value["digest"]
@@ -102,3 +104,33 @@ async def test_a_paused_run_prints_and_returns_what_waits_with_its_digest(
         f"--digest {pending['digest'][:12]} --by NAME (NAME: "
     )
     assert text.splitlines()[-1].endswith("(--reject to refuse)")
+
+    # `muster show` on the paused thread: the request, the pending refund, and the answer so
+    # far that `run` printed when it paused.
+    print_thread(thread, snapshot, [], [])
+    shown = capsys.readouterr().out
+    assert f"request: {REFUND_TICKET}" in shown
+    assert "pending approval: orders.issue_refund" in shown
+    so_far = shown.split("answer so far (waiting for a human):\n", 1)[1]
+    assert so_far.startswith(f"Request: {REFUND_TICKET}") and "What happened:" in so_far
+
+
+def test_a_request_cut_on_a_space_still_ends_in_an_ellipsis(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `describe_threads` keeps the first REQUEST_COLUMN characters; here the last one is a
+    # space, which joining the words drops: the line was still cut, so it ends in "…".
+    request = "Customer says order #12345 was charged twice. What happened and what can we do?"
+    kept = " ".join(request.split())[:REQUEST_COLUMN]
+    assert kept.endswith(" ")
+    print_threads(
+        [ThreadInfo("t-1", "done", "2026-12-01T01:02:03", kept, "partial", [])], as_json=False
+    )
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line.endswith("What happene…"), line
+    assert len(line.split("  ")[-1]) <= REQUEST_COLUMN
+    # A request that fits is shown whole, with no ellipsis.
+    print_threads(
+        [ThreadInfo("t-2", "done", "2026-12-01T01:02:03", "short one", "ok", [])], as_json=False
+    )
+    assert capsys.readouterr().out.splitlines()[1].endswith("short one")

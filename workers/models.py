@@ -366,6 +366,10 @@ def scripted_factory(
     return lambda worker: models[worker] if worker in models else fallback(worker)
 
 
+PROVIDER_EXTRAS = ("openai", "anthropic", "ollama")
+"""Providers with an extra of their own in pyproject.toml (`pip install -e '.[openai]'`)."""
+
+
 def load_model_factory(name: str) -> ModelFactory:
     """The model factory for `--model NAME`.
 
@@ -396,7 +400,16 @@ def load_model_factory(name: str) -> ModelFactory:
         ) from None
     try:
         model = init_chat_model(model_name, model_provider=provider)
-    except Exception as error:  # a missing key or package, an unknown provider: all config
+    except ImportError:  # the provider's LangChain package: Muster's extra installs it
+        install = (
+            f"install it with: .venv/bin/pip install -e '.[{provider}]' (in the Muster folder)"
+            if provider in PROVIDER_EXTRAS
+            else "install its LangChain package in .venv"
+        )
+        raise UnknownModelError(
+            f"cannot build model {name!r}: the {provider} provider is not installed; {install}"
+        ) from None
+    except Exception as error:  # a missing key, an unknown provider: all config
         detail = " ".join(str(error).split())  # one line: the CLI prints errors on one line
         raise UnknownModelError(f"cannot build model {name!r}: {detail}") from None
     return lambda worker: model

@@ -135,9 +135,7 @@ class Progress:
             for packet in packets:
                 # Before its servers start (on demand), a packet's tools are its allowlist.
                 specs = self.hub.specs(packet.tool_allow) if self.hub is not None else []
-                tools = [s.name for s in specs] or [
-                    str(entry) for entry in packet.tool_allow
-                ]
+                tools = [s.name for s in specs] or [str(entry) for entry in packet.tool_allow]
                 self.line(f"  {packet.recipient:<10} tools: {', '.join(tools) or '(none)'}")
             for note in update.get("plan_notes") or []:
                 self.line(f"  note: {note}")
@@ -390,7 +388,8 @@ def print_threads(
             waits += f" [stopped by {stopped[info.thread_id]}: resume it]"
         _say(
             f"{info.thread_id:<{width}}  {info.status:<12} {info.answer_status or '-':<9} "
-            f"{info.updated_at[:19]:<19}  {shorten(info.request, limit)}{waits}"
+            f"{info.updated_at[:19]:<19}  "
+            f"{shorten(info.request, limit, cut=len(info.request) >= REQUEST_COLUMN)}{waits}"
         )
 
 
@@ -398,10 +397,16 @@ REQUEST_COLUMN = 60
 """How much of a request `muster threads` shows; longer ones end in "…"."""
 
 
-def shorten(text: str, limit: int) -> str:
-    """`text` on one line (control sequences removed), cut to `limit` characters with "…"."""
+def shorten(text: str, limit: int, *, cut: bool = False) -> str:
+    """`text` on one line (control sequences removed), cut to `limit` characters with "…".
+    `cut`: `text` was already cut by its caller, so it ends in "…" whatever its length now
+    (a cut that fell on a space leaves it shorter than `limit` once spaces are joined)."""
     line = " ".join(printable(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    if len(line) <= limit and not cut:
+        return line
+    if len(line) < limit:
+        return line + "…"
+    return line[: limit - 1].rstrip() + "…"
 
 
 def print_thread(
@@ -454,3 +459,7 @@ def print_thread(
     if answer is not None:
         _say(f"\nanswer: {answer.status}{' DEGRADED' if answer.degraded else ''}")
         _say(answer.text)
+    elif snapshot.interrupts and snapshot.values.get("request"):
+        # What `run` printed when it paused: the answer as it stands, before the human.
+        _say("\nanswer so far (waiting for a human):")
+        _say(compose_answer(snapshot.values).text)  # type: ignore[arg-type]
