@@ -7,7 +7,8 @@ one is hit, `collect` records which, no new work starts, and the answer is `part
 `route_needs_recovery` is the conditional edge out of the barrier, plain code over typed
 fields: the next wave of ready packets (later waves, retries, reassigned and clarified
 packets) goes to `dispatch`; unrecovered failures go to `recover` (`needs_recovery`);
-otherwise the run goes on towards synthesis (`verify` first).
+otherwise the run goes on towards synthesis (`verify` first). Once a limit has stopped the
+run, only failures a cached fallback can replace go to `recover`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from langgraph.types import Send
 
 from graph.dispatch import send_packets
 from graph.limits import limit_hit
+from graph.recover import fallbacks_due
 from graph.services import Services, passed_services, services_for
 from graph.state import MusterState, ready_packets, unrecovered_failures
 
@@ -48,9 +50,12 @@ ROUTES: dict[Hashable, str] = {NEEDS_RECOVERY: "recover", DONE: "verify", "next_
 def route_needs_recovery(
     state: MusterState, runtime: Runtime[Services]
 ) -> list[Send] | Literal["needs_recovery", "done"]:
-    """The `needs_recovery` edge: the next wave, recovery, or on towards synthesis."""
+    """The `needs_recovery` edge: the next wave, recovery, or on towards synthesis.
+
+    After a run limit stopped the run, only a cached fallback (it costs no step) still goes
+    to recovery; nothing new is dispatched."""
     if state.get("stop_reason"):
-        return DONE
+        return NEEDS_RECOVERY if fallbacks_due(state) else DONE
     ready = ready_packets(state)
     if ready:
         return send_packets(ready, state, passed_services(runtime))

@@ -119,6 +119,14 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
     return {"reports": [report]}
 
 
+def timeout_note(limit_s: float, packet_timeout_s: float) -> str:
+    """Why a branch stopped, and after how long (rounded): its own timeout, or the run's
+    deadline when that came first (the branch's wait is cut to it: `RunLimits.cut`)."""
+    if limit_s < packet_timeout_s - 0.05:
+        return f"stopped after {limit_s:.1f}s: the run's deadline passed first"
+    return f"stopped after {limit_s:.1f}s: its {packet_timeout_s:g}s packet timeout"
+
+
 async def dispatch_failed(
     packet: Handoff, error: NodeError, runtime: Runtime[Services]
 ) -> Command[str]:
@@ -136,8 +144,7 @@ async def dispatch_failed(
         status="failed",
         reason="timeout" if timed_out else "crashed",
         note=(
-            f"stopped after {getattr(cause, 'timeout', packet.timeout_s):g}s "
-            "(the packet's timeout, or the run's deadline if sooner)"
+            timeout_note(float(getattr(cause, "timeout", packet.timeout_s)), packet.timeout_s)
             if timed_out
             else f"worker raised {type(cause).__name__}: {cause}"
         ),

@@ -11,6 +11,10 @@ typed fields: `recover` chooses a strategy from each failure's reason:
 | ambiguous                           | ask the human (`interrupt()`), then re-dispatch       |
 
 Every step is a `RecoveryRecord` in state; the answer lists them.
+
+Once a run limit has stopped the run (`stop_reason`), no new work starts, but a cached
+fallback costs no worker step, model call or wait: recovery still applies those
+(`fallbacks_due`, which the `needs_recovery` edge asks too) and nothing else.
 """
 
 from __future__ import annotations
@@ -64,6 +68,24 @@ def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
         ),
     )
     return record, retry
+
+
+FALLBACK_REASONS = ("budget", "tool_error", "unavailable", "crashed", "timeout")
+"""Failures a cached fallback may stand in for (the table above)."""
+
+
+def fallbacks_due(state: MusterState) -> list[Report]:
+    """Unrecovered failures a cached fallback can replace (it has an entry for the packet)."""
+    by_key = {(p.id, p.attempt): p for p in state.get("packets") or []}
+    due = []
+    for report in unrecovered_failures(state):
+        packet = by_key.get((report.packet_id, report.attempt))
+        snapshot = FALLBACKS.get(report.worker)
+        if packet is None or snapshot is None or report.reason not in FALLBACK_REASONS:
+            continue
+        if snapshot.lookup(packet.inputs) is not None:
+            due.append(report)
+    return due
 
 
 def _fallback(report: Report, packet: Handoff, why: str) -> tuple[RecoveryRecord, Report] | None:
@@ -181,7 +203,8 @@ def plan_recovery(
     by_key = {(p.id, p.attempt): p for p in packets}
     records: list[RecoveryRecord] = []
     substitutes: list[Report] = []
-    for report in unrecovered_failures(state):
+    stopped = bool(state.get("stop_reason"))
+    for report in fallbacks_due(state) if stopped else unrecovered_failures(state):
         packet = by_key.get((report.packet_id, report.attempt))
         if packet is None:
             continue
@@ -205,12 +228,12 @@ def plan_recovery(
                 )
             )
             continue
-        if reason in ("budget", "crashed") and packet.attempt == 1:
+        if reason in ("budget", "crashed") and packet.attempt == 1 and not stopped:
             record, retry = _retry(report, packet)
             records.append(record)
             packets.append(retry)
             continue
-        if reason in ("budget", "tool_error", "unavailable", "crashed", "timeout"):
+        if reason in FALLBACK_REASONS:
             fallback = _fallback(report, packet, why)
             if fallback is not None:
                 records.append(fallback[0])

@@ -138,7 +138,7 @@ async def test_send_timeout_turns_a_hanging_backend_into_a_timeout_report(
     values, _ = await run_ticket(muster_env, planner=quick)
     policy = by_worker(values["reports"])["policy"]
     assert (policy[0].status, policy[0].reason) == ("failed", "timeout")
-    assert policy[0].note.startswith("stopped after 1s (the packet's timeout")
+    assert policy[0].note == "stopped after 1.0s: its 1s packet timeout"
     assert policy[-1].fallback  # timeout → cached fallback
     assert by_worker(values["reports"])["billing"][0].status == "ok"
     assert values["answer"].degraded
