@@ -16,14 +16,19 @@ domain (principle 13). `domain.json` names the pack's parts:
 - `plugin.py` (optional), loaded from the folder as a package (a bundled pack as
   `domains.<name>`), may define `plan(request, roster)`, `read_request(request) ->
   TicketReading`, `INTENTS` (every intent its reading can produce), `compose_answer(state) ->
-  Answer`, `render_answer(answer, state)`, `PROPOSAL_RULES` (`{tool: (check, suggest)}` or
-  `workers.proposals.ProposalRules`, registered with `workers.proposals`), `FALLBACKS`
+  Answer`, `render_answer(answer, state)`, `ANSWER_LABELS` (a `graph.synthesize.AnswerLabels`:
+  its wording in the plain layout, for a pack without a layout of its own), `PROPOSAL_RULES`
+  (`{tool: (check, suggest)}` or `workers.proposals.ProposalRules`, registered with
+  `workers.proposals`), `FALLBACKS`
   (`{worker: Snapshot}`, registered with `graph.fallbacks`), for `graph.approval`:
   `ACTION_SUBJECTS` (`{tool: argument}`: what a write changes, so one such action per
   subject waits for a human at a time), `ACTION_NAMES` (`{tool: "a refund"}`),
   `BEFORE_EXECUTE` (`{tool: check}`, a `graph.approval.BeforeExecute` run right before an
-  approved action) and `REQUESTER_TOOLS` (write tools that record the asking thread), then
-  `score(values, labels)` and `TARGETS` for `muster eval`, and `SCENARIOS`.
+  approved action) and `REQUESTER_TOOLS` (write tools that record the asking thread),
+  `SUBJECT_INPUT` (the packet input naming what a request is about: support's `order_id`), then
+  for `muster eval`, either `EVAL_FIELDS` (labelled fields the shell's harness scores, a
+  `graph.app.eval_fields.LabelledFields`: support's `scoring.py`) or `score(values, labels)`
+  and `TARGETS` (a pack that scores itself: incidents), and `SCENARIOS`.
 
 Proposal rules and fallbacks are registered when a pack loads, and building a run's
 `graph.services.Services` loads its roster's pack: a fresh run, a resume that starts in a
@@ -98,6 +103,19 @@ class DomainPack:
     def hook(self, name: str) -> Any:
         """The plug-in's `name`, or None when the pack does not define it."""
         return getattr(self.plugin, name, None) if self.plugin is not None else None
+
+    @property
+    def subject_input(self) -> str | None:
+        """The packet input naming what a request is about (the plug-in's `SUBJECT_INPUT`:
+        support's `order_id`), or None: `graph.plan` gathers the request's subject ids from
+        it too, and recovery fills it from a human's clarification."""
+        key = self.hook("SUBJECT_INPUT")
+        return str(key) if key else None
+
+    def subject_ids(self, text: str) -> tuple[str, ...]:
+        """The ids of what `text` is about, as the pack's reading finds them (its
+        `TicketReading.order_ids`: support's order ids; none for a pack that reads none)."""
+        return self.read(text).order_ids
 
     def subject_argument(self, tool: str) -> str | None:
         """The argument naming what write `tool` changes (the plug-in's `ACTION_SUBJECTS`:

@@ -41,7 +41,8 @@ class SharedFacts:
     notes: list[str] = field(default_factory=list)
     """One line per lookup."""
     unknown_orders: list[str] = field(default_factory=list)
-    """Order ids the orders server says do not exist (support's order record)."""
+    """Subject ids the pack's lookup found do not exist (support's order record: order ids
+    the orders server does not know)."""
     answered: list[Report] = field(default_factory=list)
     """Reports for packets a lookup already answered (support: about an order that does not
     exist), so nobody is sent to fail on it again."""
@@ -49,7 +50,7 @@ class SharedFacts:
 
 FactResolver = Callable[..., Awaitable[SharedFacts]]
 """A pack's `resolve_facts(declared, order_ids, *, hub, roster)`: the declared facts with
-its own added."""
+its own added, given the request's subject ids (support: its order ids)."""
 
 
 async def resolve_shared_facts(

@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from graph.dispatch import send_packets
-from graph.domains import read_request
+from graph.domains import pack_of
 from graph.facts import resolve_shared_facts
 from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S, TicketReading
 from graph.services import Services, services_for
@@ -29,7 +29,6 @@ from graph.state import MusterState, ready_packets
 from workers.contracts import Handoff
 from workers.errors import PlanError
 from workers.hub import SERVER_PREFIX, is_allowed, is_valid_entry
-from workers.order_ids import find_order_ids
 from workers.roster import Roster
 
 
@@ -53,10 +52,14 @@ async def plan(
     if inspect.isawaitable(planned):  # an LLM planner must not block the event loop
         planned = await planned
     validated = validate_plan(planned, services.roster)
-    reading = read_request(state["request"], services.roster)  # the roster's domain reads it
+    pack = pack_of(services.roster)
+    reading = pack.read(state["request"])  # the roster's domain reads it
     validated.packets = [with_intents(p, reading, services.roster) for p in validated.packets]
-    order_ids = find_order_ids(state["request"]) + [
-        p.inputs["order_id"] for p in validated.packets if "order_id" in p.inputs
+    # The request's subject ids (support: its order ids), as its pack reads them and as the
+    # packets name them in the pack's subject input; the state keeps support's field name.
+    key = pack.subject_input
+    order_ids = list(reading.order_ids) + [
+        p.inputs[key] for p in validated.packets if key is not None and key in p.inputs
     ]
     shared = await resolve_shared_facts(
         validated.packets, order_ids, hub=services.hub, roster=services.roster

@@ -36,7 +36,6 @@ from workers.contracts import (
     Report,
     Strategy,
 )
-from workers.order_ids import find_order_ids
 from workers.roster import Roster
 
 
@@ -179,17 +178,21 @@ def escalation_packet(report: Report, packet: Handoff, roster: Roster) -> Handof
     )
 
 
-def clarified(packet: Handoff, answer: Any) -> Handoff:
-    """The packet again, with the human's answer and the facts read from it in its inputs."""
+def clarified(packet: Handoff, answer: Any, *, roster: Roster) -> Handoff:
+    """The packet again, with the human's answer and the facts read from it in its inputs:
+    the first subject id the roster's pack reads in a text answer fills its subject input
+    (support: an order id, `order_id`)."""
     inputs = dict(packet.inputs)
     if isinstance(answer, dict):
         inputs.update({str(k): str(v) for k, v in answer.items()})
     else:
         text = str(answer)
         inputs["clarification"] = text
-        order_ids = find_order_ids(text)
-        if order_ids:
-            inputs["order_id"] = order_ids[0]
+        pack = pack_of(roster)
+        key = pack.subject_input
+        subject_ids = pack.subject_ids(text) if key is not None else ()
+        if key is not None and subject_ids:
+            inputs[key] = subject_ids[0]
     return packet.model_copy(update={"inputs": inputs, "attempt": packet.attempt + 1})
 
 
@@ -217,7 +220,7 @@ def plan_recovery(
         )
         if reason == "ambiguous" and clarifications and report.packet_id in clarifications:
             answer = clarifications[report.packet_id]
-            packets.append(clarified(packet, answer))
+            packets.append(clarified(packet, answer, roster=roster))
             records.append(
                 _record(
                     report,

@@ -56,9 +56,12 @@ class MusterState(InputState, total=False):
     language: str
     """The language the ticket is written in (`English` unless the rules read another)."""
     order_ids: list[str]
-    """The order ids the ticket names, as the orders server keys them."""
+    """The request's subject ids: what it is about, as its pack reads them and as the packets
+    name them in the pack's `SUBJECT_INPUT` (support: the order ids the ticket names, as the
+    orders server keys them). The name is support's, kept so checkpoints stay readable."""
     unknown_orders: list[str]
-    """Order ids the ticket names that the orders system does not know."""
+    """Subject ids the pack's fact lookup found do not exist (support: order ids the orders
+    system does not know)."""
     plan_notes: list[str]
     """What plan validation corrected (dropped duplicates, narrowed allowlists, capped budgets)."""
     reports: Annotated[list[Report], DeltaChannel(concat)]

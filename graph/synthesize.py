@@ -314,13 +314,16 @@ def compose_answer(state: MusterState) -> Answer:
 
 def with_text(answer: Answer, state: MusterState) -> Answer:
     """The answer with its terminal text rendered from its parts and the state: by the
-    pack's own layout (`render_answer` in its plug-in), else `render_text`'s."""
-    renderer = pack_for_intents(answer.intents).hook("render_answer")
+    pack's own layout (`render_answer` in its plug-in), else `render_text`'s, in the pack's
+    wording (`ANSWER_LABELS` in its plug-in) or the neutral one."""
+    pack = pack_for_intents(answer.intents)
+    renderer = pack.hook("render_answer")
     if renderer is not None:
         return answer.model_copy(update={"text": str(renderer(answer, state))})
     text = render_text(
         answer,
         request=state["request"],
+        labels=pack.hook("ANSWER_LABELS") or AnswerLabels(),
         policies=[],
         action_lines=[action_line(a) for a in latest_actions(state).values()],
         recovery_lines=[f"- {r.strategy}: {r.detail}" for r in state.get("recoveries") or []],
@@ -328,15 +331,28 @@ def with_text(answer: Answer, state: MusterState) -> Answer:
     return answer.model_copy(update={"text": text})
 
 
+@dataclass(frozen=True, kw_only=True)
+class AnswerLabels:
+    """The domain wording of `render_text`'s layout; a pack gives its own (`ANSWER_LABELS`
+    in its plug-in, or passed by its `render_answer`), else these neutral ones."""
+
+    reply: str = "Draft reply"
+    """The heading over the answer's reply (support: "Draft reply to the customer")."""
+    review: str = "a person should review this request."
+    """What the NEEDS HUMAN line asks (support: "... review this ticket.")."""
+
+
 def render_text(
     answer: Answer,
     *,
     request: str,
+    labels: AnswerLabels,
     policies: list[str],
     action_lines: list[str],
     recovery_lines: list[str],
 ) -> str:
-    """The answer for a terminal (and, being plain Markdown, for a Markdown viewer)."""
+    """The answer for a terminal (and, being plain Markdown, for a Markdown viewer), in the
+    pack's wording (`labels`)."""
     lines = [f"Request: {' '.join(request.split())}"]
     if answer.intents:
         lines.append("Intents: " + ", ".join(answer.intents))
@@ -356,7 +372,7 @@ def render_text(
                 head += "OPEN: "
             lines.append(head + step.text + (f" [{', '.join(step.cites)}]" if step.cites else ""))
     if answer.customer_reply:
-        lines += ["", "Draft reply to the customer:"]
+        lines += ["", f"{labels.reply}:"]
         lines += ["  " + line if line else "" for line in answer.customer_reply.splitlines()]
     if answer.open_questions:
         lines += ["", "Open questions:"]
@@ -379,7 +395,7 @@ def render_text(
             "DEGRADED: " + "; ".join(answer.degraded_reasons or [f"status is {answer.status}"]),
         ]
     if answer.needs_human:
-        lines += ["", "NEEDS HUMAN: a person should review this ticket."]
+        lines += ["", f"NEEDS HUMAN: {labels.review}"]
     return "\n".join(lines)
 
 

@@ -211,3 +211,43 @@ async def test_a_thread_resumed_in_a_new_process_reviews_a_refund_with_supports_
     assert proposals(fresh) == proposals(resumed) == [expected]
     billing = [r for r in resumed["reports"] if r.worker == "billing"]
     assert not any("no proposal rule" in r.note for r in billing)
+
+
+def test_the_plain_layout_is_neutral_and_support_brings_its_wording() -> None:
+    """`render_text` says "Draft reply" and "review this request" unless the pack gives its
+    labels; support's are the ticket wording its answers always had."""
+    from domains.support.answer import LABELS
+    from graph.synthesize import AnswerLabels, render_text
+    from workers.contracts import Answer
+
+    answer = Answer(
+        text="", status="partial", degraded=False, needs_human=True, customer_reply="Hello."
+    )
+    def render(labels: AnswerLabels) -> str:
+        return render_text(
+            answer, request="r", labels=labels, policies=[], action_lines=[], recovery_lines=[]
+        )
+
+    neutral = render(AnswerLabels())
+    assert "\nDraft reply:\n  Hello.\n" in neutral
+    assert neutral.endswith("NEEDS HUMAN: a person should review this request.")
+    ticket = render(LABELS)
+    assert "\nDraft reply to the customer:\n  Hello.\n" in ticket
+    assert ticket.endswith("NEEDS HUMAN: a person should review this ticket.")
+
+
+def test_a_clarification_fills_the_packs_subject_input_only() -> None:
+    """The request's subject ids are the pack's reading (support: order ids, in the packet
+    input `order_id`); a pack without a subject input gets none from a clarification."""
+    from graph.recover import clarified
+    from workers.contracts import Handoff
+
+    support, incidents = load_domain("support"), load_domain("incidents")
+    assert support.subject_input == "order_id"
+    assert support.subject_ids("Order #12345 was charged twice") == ("12345",)
+    assert incidents.subject_input is None
+    packet = Handoff(id="billing-1", recipient="billing", objective="Check the charge.")
+    again = clarified(packet, "It is order #12345.", roster=support.roster)
+    assert again.inputs["order_id"] == "12345" and again.attempt == 2
+    other = clarified(packet, "It is order #12345.", roster=incidents.roster)
+    assert "order_id" not in other.inputs and other.inputs["clarification"]

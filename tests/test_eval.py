@@ -16,16 +16,9 @@ from typing import Any
 
 import pytest
 
-from graph.app.eval_fields import (
-    EvalFileError,
-    LabelledAction,
-    TicketLabels,
-    TicketOutcome,
-    field_matches,
-    load_eval_tickets,
-    read_outcome,
-    show_field,
-)
+from domains.support import scoring
+from domains.support.scoring import LabelledAction, TicketLabels, TicketOutcome, read_outcome
+from graph.app.eval_fields import EvalFileError, field_matches, load_eval_tickets, show_field
 from graph.app.eval_report import ScoredTicket, print_eval, summarize_eval
 from tests.conftest import MusterEnv
 from workers.contracts import (
@@ -239,7 +232,7 @@ def test_a_bad_eval_file_names_the_line(tmp_path: Path, line: str, message: str)
     path = tmp_path / "set.jsonl"
     path.write_text(json.dumps({**TICKETS[2], "id": "t1"}) + "\n" + line + "\n")
     with pytest.raises(EvalFileError, match=message):
-        load_eval_tickets(path)
+        load_eval_tickets(path, scoring)
 
 
 def test_the_tables_count_each_field_and_list_every_miss() -> None:
@@ -258,7 +251,7 @@ def test_the_tables_count_each_field_and_list_every_miss() -> None:
             "boom",
         ),
     ]
-    summary = summarize_eval(results)
+    summary = summarize_eval(results, scoring)
     assert [(s.field, s.right) for s in summary.fields][:2] == [("intents", 1), ("workers", 1)]
     assert summary.complete_while_unaddressed == ["a"] and not summary.targets_met
     out = io.StringIO()

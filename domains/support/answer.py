@@ -7,8 +7,9 @@ for the agent, or an open point); a draft reply from the knowledge base's custom
 wording and the policy that applies; open questions; and the evidence, readable
 (`describe_observation` says what an order, a refund status, a policy or an article showed).
 The run's failures, fallbacks and limits come from the supervisor's `graph.synthesize.assess`,
-as for every domain. `render_answer` lays it out with the policies that apply
-(`graph.synthesize.render_text`).
+as for every domain. `render_answer` lays it out with the policies that apply, in support's
+wording (`LABELS`: a draft reply to the customer, a ticket to review), over
+`graph.synthesize.render_text`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from graph.state import ESCALATION_WORKER, MusterState, current_reports, latest_actions
 from graph.synthesize import (
+    AnswerLabels,
     action_line,
     assess,
     decisions_of,
@@ -28,6 +30,11 @@ from workers.contracts import Answer, ProposedAction
 
 from .facts_read import TicketFacts, money, read_facts
 from .resolve import Resolver, proposals_from
+
+LABELS = AnswerLabels(
+    reply="Draft reply to the customer", review="a person should review this ticket."
+)
+"""Support's wording in the plain layout: a reply for the customer, a ticket to review."""
 
 
 def describe_observation(tool: str, data: dict[str, Any]) -> str | None:
@@ -149,6 +156,7 @@ def _render(answer: Answer, state: MusterState, facts: TicketFacts) -> str:
     return render_text(
         answer,
         request=state["request"],
+        labels=LABELS,
         policies=policies,
         action_lines=[action_line(a) for a in latest_actions(state).values()],
         recovery_lines=[f"- {r.strategy}: {r.detail}" for r in state.get("recoveries") or []],

@@ -1,26 +1,30 @@
 """The support pack's plug-in: the ticket rules Muster was first written for.
 
 Its parts, beside this file: the rules planner (`rules.py`, intents as data in
-`intents.py`); the order record shared fact (`order_record.py`); the billing proposal rules
-(`proposals.py`: refund and cancellation, registered with `workers.proposals` when the pack
-loads) and the refund's re-read right before it runs (`execution.py`); the policy fallback
-(`fallbacks.py`, `policy_snapshot.json`); the answer (`answer.py`: its assembly and layout,
-with its sections from `resolve.py` over the facts `facts_read.py` reads from the reports);
-and the eval set (`tickets.jsonl`, labelled by the rules in `LABELS.md`, scored by
-`graph/app/eval*.py`). `domain.json` names the roster (`workers/roster.json`) and the
-servers (`servers/servers.json`), which stay where they are for now; for the bundled
-default, `MUSTER_ROSTER` and `MUSTER_SERVERS` still replace them (graph/app/options.py).
+`intents.py`, order ids read by `order_ids.py`: the request's subject ids, in the packet
+input `order_id`, which recovery also fills from a human's clarification); the order record
+shared fact (`order_record.py`); the billing proposal rules (`proposals.py`: refund and
+cancellation, registered with `workers.proposals` when the pack loads) and the refund's
+re-read right before it runs (`execution.py`); the policy fallback (`fallbacks.py`,
+`policy_snapshot.json`); the answer (`answer.py`: its assembly, and its layout in support's
+wording over the plain one, with its sections from `resolve.py` over the facts
+`facts_read.py` reads from the reports); and the eval set (`tickets.jsonl`, labelled by the
+rules in `LABELS.md`, its fields read and targeted in `scoring.py`, run and tabled by the
+shell's generic harness, `graph/app/eval*.py`). `domain.json` names the roster
+(`workers/roster.json`) and the servers (`servers/servers.json`), which stay where they are
+for now; for the bundled default, `MUSTER_ROSTER` and `MUSTER_SERVERS` still replace them
+(graph/app/options.py).
 
-Still outside the pack: the order-id format (`workers/order_ids.py`: `graph/plan.py` finds a
-request's order ids with it for the shared facts, recovery finds one in a human's
-clarification), the `order_ids`/`unknown_orders` fields of the state and of `SharedFacts`,
-the scoring of the support eval's fields (`graph/app/eval_fields.py`) and the wording of the
-plain answer layout (`graph.synthesize.render_text`, which support's layout also uses).
+Still outside the pack: the names of the state's `order_ids`/`unknown_orders` fields and of
+`TicketReading.order_ids` and `SharedFacts.unknown_orders` (they hold any pack's subject
+ids; the names are kept so existing checkpoints read the same); and in the eval harness
+(`graph/app/eval_dataset.py`), the orders database it isolates (`MUSTER_ORDERS_DB`) and the
+date it pins for the labels (`MUSTER_TODAY`).
 """
 
 from __future__ import annotations
 
-from . import answer, execution, order_record
+from . import answer, execution, order_record, scoring
 from .fallbacks import load_policy_snapshot
 from .intents import INTENTS as _TABLE
 from .proposals import CANCEL_TOOL, REFUND_TOOL
@@ -52,5 +56,12 @@ ACTION_NAMES = {REFUND_TOOL: "a refund"}
 """How messages name the write tools ("a refund on order 12345 is awaiting approval ...")."""
 BEFORE_EXECUTE = {REFUND_TOOL: execution.refund_state_changed}
 """Right before an approved refund runs, the order's refunds are re-read (execution.py)."""
+SUBJECT_INPUT = "order_id"
+"""The packet input naming the order a ticket is about: the plan gathers the request's order
+ids (its reading's, and the packets') for the order record; recovery fills it from a human's
+clarification."""
 REQUESTER_TOOLS = frozenset({REFUND_TOOL})
 """The refund records the thread that asked (`requested_by`) in the orders ledger."""
+EVAL_FIELDS = scoring
+"""The eval's labelled fields, their targets and how a thread's outcome is read (scoring.py),
+for the shell's `muster eval DATASET` harness."""

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from workers.contracts import Finding, Handoff, ProposedAction
-from workers.order_ids import normalize_order_id
 from workers.proposals import ProposalRules
+
+from .order_ids import normalize_order_id
 
 REFUND_TOOL = "orders.issue_refund"
 """The refund write tool. `servers/orders.py` spells it too, on purpose: servers never import

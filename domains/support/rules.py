@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
 from workers.contracts import Handoff
-from workers.order_ids import find_order_ids
 from workers.roster import Roster
 
 from .intents import BY_NAME, TIMEZONE, detect_language, find_intents, is_about_an_order
+from .order_ids import find_order_ids
 
 
 def read_ticket(request: str) -> TicketReading:

@@ -1,13 +1,16 @@
 """`muster eval DATASET`: run labelled tickets through Muster and say how often it got each
 field right.
 
-The labels (`domains/support/LABELS.md`) name, per ticket, the intents, the workers the
-planner should send packets to, the policy and KB ids the reports should cite, the actions
-that should be proposed (tool and arguments), and the answer's status and needs_human. The
-command prints, per field, how many tickets were right against the targets (intents and
-workers 95%, policy ids 90%, actions 100%), how many were marked `complete` while an intent
-is unaddressed (target 0), and a table of every miss; progress goes to stderr as tickets
-finish.
+The fields are the domain pack's (its plug-in's `EVAL_FIELDS`, a
+`graph.app.eval_fields.LabelledFields`). Support's (`domains/support/scoring.py`, labels as
+`domains/support/LABELS.md` says) name, per ticket, the intents, the workers the planner
+should send packets to, the policy and KB ids the reports should cite, the actions that
+should be proposed (tool and arguments), and the answer's status and needs_human, with
+targets (intents and workers 95%, policy ids 90%, actions 100%). The command prints, per
+field, how many tickets were right against the targets, how many were marked `complete`
+while an intent is unaddressed (target 0), and a table of every miss; progress goes to
+stderr as tickets finish. A pack that scores itself (`score()` and `TARGETS`, as incidents
+does) runs through `graph.app.eval_domain` instead.
 
 The scoring is pydantic-evals (`graph.app.eval_dataset`); it is imported only when an eval
 runs, because it brings pydantic-ai along and adds seconds to every other `muster` command.
@@ -28,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from graph.app.eval_fields import EvalTicket, load_eval_tickets
+from graph.app.eval_fields import EvalTicket, LabelledFields, labelled_fields, load_eval_tickets
 from graph.app.eval_report import eval_json, print_eval, scored_tickets, summarize_eval
 from graph.app.flags import EVAL_CONCURRENCY
 from graph.app.options import MusterOptions, model_name
@@ -51,6 +54,8 @@ class EvalOptions:
     """The labelled tickets file."""
     tickets: list[EvalTicket]
     """Its tickets, in file order."""
+    fields: LabelledFields
+    """What the domain pack scores per ticket (its plug-in's `EVAL_FIELDS`)."""
     run: MusterOptions
     """How each ticket runs (`--model`, `--planner`, `--servers`); its db is replaced."""
     concurrency: int
@@ -74,14 +79,17 @@ def _json_path(given: str | None, dataset: Path) -> Path | None:
     return out
 
 
-def eval_options(args: argparse.Namespace) -> EvalOptions:
-    """Validate the arguments and read the dataset (raises `ConfigError`, exit 2)."""
+def eval_options(args: argparse.Namespace, pack: DomainPack) -> EvalOptions:
+    """Validate the arguments and read the dataset against the pack's labelled fields
+    (raises `ConfigError`, exit 2)."""
     if args.concurrency > MAX_CONCURRENCY:
         raise ConfigError(f"--concurrency must be at most {MAX_CONCURRENCY}")
     path = Path(args.dataset).expanduser()
+    fields = labelled_fields(pack)
     return EvalOptions(
         path=path,
-        tickets=load_eval_tickets(path),
+        tickets=load_eval_tickets(path, fields),
+        fields=fields,
         run=MusterOptions.from_args(args),
         concurrency=args.concurrency,
         json_out=_json_path(args.json, path),
@@ -126,7 +134,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         if "dataset" not in pack.eval_files:
             raise ConfigError(f"give the labelled tickets: domain {pack.name} has no eval set")
         args.dataset = str(pack.eval_files["dataset"])
-    opts = eval_options(args)
+    opts = eval_options(args, pack)
     # pydantic-evals (and pydantic-ai with it) takes seconds to import: only evals pay for it.
     from graph.app.eval_dataset import evaluate_tickets
 
@@ -141,11 +149,12 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         opts.path.stem,
         opts.tickets,
         opts.run,
+        fields=opts.fields,
         concurrency=opts.concurrency,
         progress=sys.stderr,
     )
-    results = scored_tickets(report, opts.tickets)
-    summary = summarize_eval(results)
+    results = scored_tickets(report, opts.tickets, opts.fields)
+    summary = summarize_eval(results, opts.fields)
     wall_s = time.monotonic() - started
     print(
         f"muster eval {opts.path}: {len(results)} tickets, model {model}, planner {planner}, "

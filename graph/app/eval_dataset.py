@@ -2,8 +2,9 @@
 that runs Muster on one ticket.
 
 Each ticket is a `Case` (inputs: the request; expected output: its labels; metadata: its id),
-and each scored field is one `FieldMatch` evaluator returning a bool, so a field's score is
-the share of cases whose assertion passed. `HonestStatus` asserts the answer is not
+and each field the pack scores (its `EVAL_FIELDS`, a `graph.app.eval_fields.LabelledFields`)
+is one `FieldMatch` evaluator returning a bool, so a field's score is the share of cases
+whose assertion passed. `HonestStatus` asserts the answer is not
 `complete` while an intent is unaddressed. `Dataset.evaluate` runs the cases at most
 `concurrency` at a time; a `CaseLifecycle` prints a line to stderr as each finishes.
 
@@ -31,16 +32,13 @@ from pydantic_evals.reporting import EvaluationReport, ReportCase, ReportCaseFai
 
 from checkpoints.threads import thread_config, waiting_on
 from graph.app.eval_fields import (
-    FIELDS,
     HONEST_STATUS,
     EvalTicket,
-    Field,
+    LabelledFields,
     Scored,
-    TicketLabels,
-    TicketOutcome,
     complete_while_unaddressed,
     field_matches,
-    read_outcome,
+    run_error,
 )
 from graph.app.options import MusterOptions
 from graph.app.runtime import Graph, MusterRuntime, open_runtime, stream_run
@@ -52,10 +50,10 @@ EvalReport = EvaluationReport[str, Scored, str]
 """What `Dataset.evaluate` returns for these cases."""
 
 
-def _pair(ctx: EvaluatorContext[str, Scored, str]) -> tuple[TicketOutcome, TicketLabels]:
+def _pair(ctx: EvaluatorContext[str, Scored, str]) -> tuple[Scored, Scored]:
     got, expected = ctx.output, ctx.expected_output
-    if not isinstance(got, TicketOutcome) or not isinstance(expected, TicketLabels):
-        raise TypeError("an eval case compares a TicketOutcome with TicketLabels")
+    if not isinstance(got, Scored) or not isinstance(expected, Scored):
+        raise TypeError("an eval case compares an outcome with labels")
     return got, expected
 
 
@@ -63,7 +61,7 @@ def _pair(ctx: EvaluatorContext[str, Scored, str]) -> tuple[TicketOutcome, Ticke
 class FieldMatch(Evaluator[str, Scored, str]):
     """Did Muster get one labelled field right? (sets compare as sets, actions as (tool, args))"""
 
-    field: Field
+    field: str
     """The field it scores; also the assertion's name in the report."""
 
     def get_default_evaluation_name(self) -> str:
@@ -86,9 +84,11 @@ class HonestStatus(Evaluator[str, Scored, str]):
         return not complete_while_unaddressed(got, expected)
 
 
-def build_dataset(name: str, tickets: list[EvalTicket]) -> Dataset[str, Scored, str]:
-    """One case per ticket, one evaluator per field, and the honest-status check."""
-    evaluators: list[Evaluator[str, Scored, str]] = [FieldMatch(field) for field in FIELDS]
+def build_dataset(
+    name: str, tickets: list[EvalTicket], fields: LabelledFields
+) -> Dataset[str, Scored, str]:
+    """One case per ticket, one evaluator per pack field, and the honest-status check."""
+    evaluators: list[Evaluator[str, Scored, str]] = [FieldMatch(f) for f in fields.FIELDS]
     evaluators.append(HonestStatus())
     return Dataset[str, Scored, str](
         name=name,
@@ -122,7 +122,7 @@ class CaseProgress(CaseLifecycle[str, Scored, str]):
         if isinstance(result, ReportCase):
             misses = [name for name, a in result.assertions.items() if a.value is not True]
             misses += [f.name for f in result.evaluator_failures]
-            error = result.output.error if isinstance(result.output, TicketOutcome) else None
+            error = run_error(result.output) if isinstance(result.output, Scored) else None
             status = f"error: {error}" if error else f"misses: {', '.join(misses)}"
             status = status if error or misses else "all right"
         else:
@@ -157,8 +157,13 @@ def isolated_environment(workdir: Path) -> Iterator[None]:
 
 
 async def run_ticket(
-    runtime: MusterRuntime, graph: Graph, request: str, *, trace_dir: Path
-) -> TicketOutcome:
+    runtime: MusterRuntime,
+    graph: Graph,
+    request: str,
+    *,
+    fields: LabelledFields,
+    trace_dir: Path,
+) -> Scored:
     """Run one ticket on a new thread of `graph` and read what Muster did. A run that raises is an
     outcome with status `error` (every field it got wrong counts as a miss), not a crash."""
     thread_id = f"eval-{uuid.uuid4().hex[:12]}"
@@ -176,7 +181,7 @@ async def run_ticket(
     snapshot = await runtime.graph.aget_state(thread_config(thread_id))
     if error is None and snapshot.next and not snapshot.interrupts:
         error = f"the run stopped before it finished (next: {', '.join(snapshot.next)})"
-    return read_outcome(
+    return fields.read_outcome(
         snapshot.values, thread_id=thread_id, waiting_for=waiting_on(snapshot), error=error
     )
 
@@ -186,12 +191,13 @@ async def evaluate_tickets(
     tickets: list[EvalTicket],
     options: MusterOptions,
     *,
+    fields: LabelledFields,
     concurrency: int,
     progress: TextIO,
 ) -> EvalReport:
     """Run every ticket through Muster on one runtime, at most `concurrency` at a time, and
-    score it; `options.db` is replaced by a temporary store."""
-    dataset = build_dataset(name, tickets)
+    score it with the pack's `fields`; `options.db` is replaced by a temporary store."""
+    dataset = build_dataset(name, tickets, fields)
     tally = Tally(0, len(tickets))
     with (
         tempfile.TemporaryDirectory(prefix="muster-eval-") as tmp,
@@ -207,7 +213,9 @@ async def evaluate_tickets(
             async def muster(request: str) -> Scored:
                 graph = await lanes.get()  # a checkpoint connection of its own
                 try:
-                    return await run_ticket(runtime, graph, request, trace_dir=workdir / "traces")
+                    return await run_ticket(
+                        runtime, graph, request, fields=fields, trace_dir=workdir / "traces"
+                    )
                 finally:
                     lanes.put_nowait(graph)
 

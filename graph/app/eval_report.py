@@ -13,15 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from graph.app.eval_fields import (
-    FIELDS,
     HONEST_STATUS,
-    TARGETS,
     EvalTicket,
-    Field,
+    LabelledFields,
     Scored,
-    TicketLabels,
-    TicketOutcome,
     complete_while_unaddressed,
+    run_error,
     show_field,
 )
 
@@ -34,10 +31,11 @@ class ScoredTicket:
     """One ticket's result: what was expected, what Muster did, and which fields match."""
 
     id: str
-    expected: TicketLabels
-    got: TicketOutcome | None
+    expected: Scored
+    got: Scored | None
     """None when the case failed before it produced an outcome (`error` says why)."""
-    right: dict[Field, bool]
+    right: dict[str, bool]
+    """Per scored field, in table order: whether Muster got it right."""
     complete_while_unaddressed: bool
     error: str | None = None
 
@@ -55,7 +53,9 @@ class ScoredTicket:
 
 
 def scored_tickets(
-    report: EvaluationReport[str, Scored, str], tickets: list[EvalTicket]
+    report: EvaluationReport[str, Scored, str],
+    tickets: list[EvalTicket],
+    fields: LabelledFields,
 ) -> list[ScoredTicket]:
     """One `ScoredTicket` per ticket, in file order. A missing or failed assertion is a miss."""
     cases = {case.name: case for case in report.cases}
@@ -63,9 +63,9 @@ def scored_tickets(
     scored = []
     for ticket in tickets:
         case = cases.get(ticket.id)
-        if case is None or not isinstance(case.output, TicketOutcome):
+        if case is None or not isinstance(case.output, Scored):
             error = failures.get(ticket.id, "the case was not evaluated")
-            wrong = dict.fromkeys(FIELDS, False)
+            wrong = dict.fromkeys(fields.FIELDS, False)
             scored.append(ScoredTicket(ticket.id, ticket.labels, None, wrong, False, error))
             continue
         passed = {name: result.value is True for name, result in case.assertions.items()}
@@ -74,11 +74,11 @@ def scored_tickets(
                 id=ticket.id,
                 expected=ticket.labels,
                 got=case.output,
-                right={field: passed.get(field, False) for field in FIELDS},
+                right={field: passed.get(field, False) for field in fields.FIELDS},
                 complete_while_unaddressed=not passed[HONEST_STATUS]
                 if HONEST_STATUS in passed
                 else complete_while_unaddressed(case.output, ticket.labels),
-                error=case.output.error,
+                error=run_error(case.output),
             )
         )
     return scored
@@ -119,13 +119,13 @@ class EvalSummary:
         return not self.complete_while_unaddressed and all(f.met is not False for f in self.fields)
 
 
-def summarize_eval(results: list[ScoredTicket]) -> EvalSummary:
-    """Count the scored tickets per field."""
-    total = len(results)
+def summarize_eval(results: list[ScoredTicket], fields: LabelledFields) -> EvalSummary:
+    """Count the scored tickets per field of the pack's, against its targets."""
+    total, targets = len(results), fields.TARGETS
     return EvalSummary(
         fields=[
-            FieldScore(field, sum(r.right[field] for r in results), total, TARGETS.get(field))
-            for field in FIELDS
+            FieldScore(field, sum(r.right[field] for r in results), total, targets.get(field))
+            for field in fields.FIELDS
         ],
         overall=FieldScore("all fields", sum(all(r.right.values()) for r in results), total, None),
         complete_while_unaddressed=[r.id for r in results if r.complete_while_unaddressed],
@@ -135,8 +135,8 @@ def summarize_eval(results: list[ScoredTicket]) -> EvalSummary:
 def _misses(results: list[ScoredTicket]) -> list[tuple[str, str, str, str]]:
     rows: list[tuple[str, str, str, str]] = []
     for r in results:
-        for field in FIELDS:
-            if not r.right[field]:
+        for field, right in r.right.items():
+            if not right:
                 got = show_field(r.got, field) if r.got else "(no outcome)"
                 rows.append((r.id, field, show_field(r.expected, field), got))
     return rows

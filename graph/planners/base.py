@@ -28,7 +28,8 @@ class TicketReading:
     intents: tuple[str, ...]
     """Intent names, in table order."""
     order_ids: tuple[str, ...]
-    """Order ids as the customer wrote them, normalised."""
+    """The request's subject ids, normalised (support: order ids as the customer wrote them;
+    a pack that reads none leaves it empty)."""
     language: str
     """`English`, or the language the request seems to be written in."""
     timezone: str | None
