@@ -88,7 +88,8 @@ class DomainPack:
     roster: Roster
     """Its workers (the roster's `domain` is `ref`, so every stage finds the pack again)."""
     servers_file: Path | None
-    """Its `mcpServers` file; None: the default (`MUSTER_SERVERS`, else servers/servers.json)."""
+    """Its `mcpServers` file; None: the default (`MUSTER_SERVERS`, else
+    domains/support/servers.json)."""
     planner: Planner
     """Writes the packets for a request."""
     read: Reader

@@ -48,7 +48,8 @@ class Env:
     fx_log: Path
 
     def real(self, **policy_env: str) -> dict[str, Any]:
-        """The real servers from servers/servers.json, with test paths and policy overrides."""
+        """The real servers from domains/support/servers.json, with test paths and policy
+        overrides."""
         base = json.loads(DEFAULT_SERVERS_FILE.read_text(encoding="utf-8"))["mcpServers"]
         shared = {
             "MUSTER_ORDERS_DB": str(self.tmp / "orders.db"),

@@ -48,7 +48,7 @@ GRAPH_ID = "muster"
 REFUND_TICKET = "Order #12345 was charged twice, please refund the duplicate"
 SERVERS_CONFIG = load_servers_config()
 SERVERS = set(SERVERS_CONFIG.mcp_servers)
-"""Every server in servers/servers.json: Studio starts them all."""
+"""Every server in domains/support/servers.json: Studio starts them all."""
 START_TIMEOUT_S = HANG_TIMEOUT_S
 """Only a server that never comes up reaches it: tests wait for /ok to answer."""
 STOP_TIMEOUT_S = HANG_TIMEOUT_S

@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field, ValidationError
 from workers.errors import RosterError
 from workers.hub import is_valid_entry
 
-DEFAULT_ROSTER_FILE = Path(__file__).resolve().parent / "roster.json"
-"""The roster shipped with Muster."""
+DEFAULT_ROSTER_FILE = Path(__file__).resolve().parents[1] / "domains" / "support" / "roster.json"
+"""The default domain's roster (support's; read as data: workers never import a pack)."""
 
 
 class WorkerSpec(BaseModel):

@@ -175,6 +175,10 @@ def check_rollback(
     return None
 
 
+EVAL_DATABASES = ("MUSTER_DEPLOYS_DB",)
+"""What an eval's rollbacks write: `muster eval` gives it a fresh file (logs and metrics are
+read-only)."""
+
 PROPOSAL_RULES = {ROLLBACK: (check_rollback, suggest_rollback)}
 """Registered with workers.proposals when the pack loads."""
 ACTION_SUBJECTS = {ROLLBACK: "change_id"}

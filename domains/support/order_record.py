@@ -1,5 +1,5 @@
 """Support's shared fact: the order record, looked up once by the supervisor for every packet
-whose worker `needs` it (`order_record` in workers/roster.json).
+whose worker `needs` it (`order_record` in domains/support/roster.json).
 
 A ticket is about one order in the common case; each packet gets the record of the order it
 names, or else the ticket's first order. A packet about an order that does not exist is

@@ -10,16 +10,14 @@ re-read right before it runs (`execution.py`); the policy fallback (`fallbacks.p
 wording over the plain one, with its sections from `resolve.py` over the facts
 `facts_read.py` reads from the reports); and the eval set (`tickets.jsonl`, labelled by the
 rules in `LABELS.md`, its fields read and targeted in `scoring.py`, run and tabled by the
-shell's generic harness, `graph/app/eval*.py`). `domain.json` names the roster
-(`workers/roster.json`) and the servers (`servers/servers.json`), which stay where they are
-for now; for the bundled default, `MUSTER_ROSTER` and `MUSTER_SERVERS` still replace them
-(graph/app/options.py).
+shell's generic harness, `graph/app/eval*.py`, in the environment `scoring.py` declares:
+a fresh orders database, the date the labels assume); the roster (`roster.json`) and the
+servers (`servers.json`), named by `domain.json`. For the bundled default, `MUSTER_ROSTER` and
+`MUSTER_SERVERS` still replace them (graph/app/options.py).
 
 Still outside the pack: the names of the state's `order_ids`/`unknown_orders` fields and of
 `TicketReading.order_ids` and `SharedFacts.unknown_orders` (they hold any pack's subject
-ids; the names are kept so existing checkpoints read the same); and in the eval harness
-(`graph/app/eval_dataset.py`), the orders database it isolates (`MUSTER_ORDERS_DB`) and the
-date it pins for the labels (`MUSTER_TODAY`).
+ids; the names are kept so existing checkpoints read the same).
 """
 
 from __future__ import annotations

@@ -22,6 +22,11 @@ from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report, canonical_json
 from workers.proposals import decided_args
 
+EVAL_DATABASES = ("MUSTER_ORDERS_DB",)
+"""The orders database: an eval gets a fresh one (refunds it approves never touch yours)."""
+EVAL_ENV = {"MUSTER_TODAY": "2025-04-24"}
+"""The orders system's "today" that LABELS.md computes every window from."""
+
 FIELDS: tuple[str, ...] = (
     "intents",
     "workers",

@@ -9,18 +9,16 @@ whose assertion passed. `HonestStatus` asserts the answer is not
 `concurrency` at a time; a `CaseLifecycle` prints a line to stderr as each finishes.
 
 Every case shares one runtime (the MCP servers start once), opened before `evaluate` and
-closed after, over a temporary directory: a fresh checkpoint store, traces, and a fresh orders
-database (`MUSTER_ORDERS_DB` is pointed there before the servers start), so an eval never
-touches the user's data. `MUSTER_TODAY` is pinned to the date the labels assume.
+closed after, over a temporary directory: a fresh checkpoint store, traces, and a fresh file for
+each database the pack's servers write (`EVAL_DATABASES`, pointed there before the servers
+start), so an eval never touches the user's data; the pack's `EVAL_ENV` (support: the orders
+system's date the labels assume) is pinned for the run.
 """
 
 from __future__ import annotations
 
-import os
 import tempfile
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
@@ -31,6 +29,7 @@ from pydantic_evals.lifecycle import CaseLifecycle
 from pydantic_evals.reporting import EvaluationReport, ReportCase, ReportCaseFailure
 
 from checkpoints.threads import thread_config, waiting_on
+from graph.app.eval_env import isolated_environment
 from graph.app.eval_fields import (
     HONEST_STATUS,
     EvalTicket,
@@ -42,9 +41,6 @@ from graph.app.eval_fields import (
 )
 from graph.app.options import MusterOptions
 from graph.app.runtime import Graph, MusterRuntime, open_runtime, stream_run
-
-LABELS_TODAY = "2025-04-24"
-"""The orders system's "today" that domains/support/LABELS.md computes every window from."""
 
 EvalReport = EvaluationReport[str, Scored, str]
 """What `Dataset.evaluate` returns for these cases."""
@@ -131,31 +127,6 @@ class CaseProgress(CaseLifecycle[str, Scored, str]):
         self.out.flush()
 
 
-@contextmanager
-def isolated_environment(workdir: Path) -> Iterator[None]:
-    """Point the servers the runtime starts at `workdir` (and the labels' date); restore the
-    environment afterwards. The call log is switched off so evals never append to the user's."""
-    wanted: dict[str, str | None] = {
-        "MUSTER_ORDERS_DB": str(workdir / "orders.sqlite"),
-        "MUSTER_TODAY": LABELS_TODAY,
-        "MUSTER_CALL_LOG": None,
-    }
-    saved = {name: os.environ.get(name) for name in wanted}
-    try:
-        for name, value in wanted.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 async def run_ticket(
     runtime: MusterRuntime,
     graph: Graph,
@@ -201,7 +172,11 @@ async def evaluate_tickets(
     tally = Tally(0, len(tickets))
     with (
         tempfile.TemporaryDirectory(prefix="muster-eval-") as tmp,
-        isolated_environment(Path(tmp)),
+        isolated_environment(
+            Path(tmp),
+            databases=fields.EVAL_DATABASES,
+            pinned=fields.EVAL_ENV,
+        ),
     ):
         workdir = Path(tmp)
         run_options = replace(options, db=workdir / "checkpoints.sqlite")

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from checkpoints.threads import thread_config
+from graph.app.eval_env import isolated_environment
 from graph.app.options import MusterOptions
 from graph.app.runtime import open_runtime, stream_run
 from graph.domains import DomainPack
@@ -28,8 +27,6 @@ from workers.errors import ConfigError
 
 Scorer = Callable[[dict[str, Any], dict[str, Any]], dict[str, tuple[bool, str, str]]]
 """A pack's scorer: per field, (right, expected, got)."""
-ISOLATED_ENV = ("MUSTER_DEPLOYS_DB", "MUSTER_ORDERS_DB")
-"""Databases an eval run writes to: each gets a temporary file."""
 
 
 @dataclass(frozen=True)
@@ -88,22 +85,6 @@ def load_cases(pack: DomainPack, dataset: Path | None = None) -> list[DomainCase
     return cases
 
 
-@contextmanager
-def _isolated(workdir: Path) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in (*ISOLATED_ENV, "MUSTER_CALL_LOG")}
-    try:
-        for name in ISOLATED_ENV:
-            os.environ[name] = str(workdir / f"{name.lower()}.sqlite")
-        os.environ.pop("MUSTER_CALL_LOG", None)
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 async def evaluate_domain(
     pack: DomainPack,
     cases: list[DomainCase],
@@ -117,7 +98,11 @@ async def evaluate_domain(
     if scorer is None:
         raise ConfigError(f"domain {pack.name} has no scorer (score() in its plugin.py)")
     results: dict[str, DomainResult] = {}
-    with tempfile.TemporaryDirectory(prefix="muster-eval-") as tmp, _isolated(Path(tmp)):
+    databases = pack.hook("EVAL_DATABASES") or ()
+    with (
+        tempfile.TemporaryDirectory(prefix="muster-eval-") as tmp,
+        isolated_environment(Path(tmp), databases=databases, pinned=pack.hook("EVAL_ENV")),
+    ):
         run_options = replace(options, db=Path(tmp) / "checkpoints.sqlite")
         async with (
             open_runtime(run_options) as runtime,
@@ -145,8 +130,11 @@ async def evaluate_domain(
                 results[case.id] = DomainResult(case.id, fields, error)
                 if progress is not None:
                     right = sum(ok for ok, _, _ in fields.values())
-                    print(f"[{len(results)}/{len(cases)}] {case.id}  {right}/{len(fields)}",
-                          file=progress, flush=True)
+                    print(
+                        f"[{len(results)}/{len(cases)}] {case.id}  {right}/{len(fields)}",
+                        file=progress,
+                        flush=True,
+                    )
 
             await asyncio.gather(*(one(case) for case in cases))
     return [results[case.id] for case in cases]
@@ -181,8 +169,12 @@ def print_domain_eval(
         print(f"\nerrors ({len(errors)}):", file=out)
         for r in errors:
             print(f"  {r.id}: {r.error}", file=out)
-    misses = [(r.id, name, exp, got) for r in results
-              for name, (ok, exp, got) in r.fields.items() if not ok]
+    misses = [
+        (r.id, name, exp, got)
+        for r in results
+        for name, (ok, exp, got) in r.fields.items()
+        if not ok
+    ]
     print(f"\nmisses: {len(misses)}", file=out)
     for case_id, name, expected, got in misses:
         print(f"{case_id:<8} {name:<24} expected {expected:<40} got {got}", file=out)

@@ -45,6 +45,11 @@ class LabelledFields(Protocol):
     """The file a malformed labels line is sent to."""
     Labels: type[BaseModel]
     """A dataset line's `labels`."""
+    EVAL_DATABASES: tuple[str, ...]
+    """The environment variables naming databases the pack's servers write: an eval points
+    each at a fresh file."""
+    EVAL_ENV: Mapping[str, str]
+    """Environment pinned for an eval run (what the labels assume, e.g. the data's date)."""
 
     def read_outcome(
         self,

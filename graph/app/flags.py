@@ -123,7 +123,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     add_domain_option(parser)
     parser.add_argument(
         "--servers",
-        help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
+        help="mcpServers config file (default: $MUSTER_SERVERS, else domains/support/servers.json)",
     )
     parser.add_argument(
         "--model",
@@ -215,7 +215,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     )
     parser.add_argument(
         "--servers",
-        help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
+        help="mcpServers config file (default: $MUSTER_SERVERS, else domains/support/servers.json)",
     )
     parser.add_argument(
         "--concurrency",

@@ -56,7 +56,7 @@ def add_fleet_commands(
     )
     worker.add_argument(
         "--servers",
-        help="mcpServers config file (default: $MUSTER_SERVERS, else servers/servers.json)",
+        help="mcpServers config file (default: $MUSTER_SERVERS, else domains/support/servers.json)",
     )
     worker.add_argument(
         "--model",

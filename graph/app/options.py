@@ -58,7 +58,7 @@ class MusterOptions:
     a SQLite file (`Path`) or a PostgreSQL URL (`str`, `postgresql://...`)."""
     servers: ServersConfig
     """The MCP servers to start: `--servers`, else `MUSTER_SERVERS`, else
-    `servers/servers.json`."""
+    `domains/support/servers.json`."""
     models: ModelFactory
     """The chat model for each worker: `--model`, else `MUSTER_MODEL`, else `offline`."""
     roster: Roster
@@ -156,7 +156,7 @@ def servers_config(
     given: str | Path | None = None, *, pack: DomainPack | None = None
 ) -> ServersConfig:
     """The servers config: `given`, else the domain pack's (for a pack other than support),
-    else `MUSTER_SERVERS`, else `servers/servers.json`."""
+    else `MUSTER_SERVERS`, else `domains/support/servers.json`."""
     from workers.hub import DEFAULT_SERVERS_FILE, load_servers_config
 
     if not given and pack is not None and pack.servers_file is not None:

@@ -16,7 +16,7 @@ module starts nothing.
 
 Settings, all optional: `MUSTER_STUDIO_DIR` (run data; default `var/studio`, gitignored;
 `make studio` runs with `--no-reload` because files written in the project would trigger the
-reloader), `MUSTER_SERVERS` (the servers config; default `servers/servers.json`) and
+reloader), `MUSTER_SERVERS` (the servers config; default `domains/support/servers.json`) and
 `MUSTER_MODEL` (`offline`, the default, or `provider:model`), read where every entry point
 reads them (`MusterOptions.resolve`). The servers read their usual variables
 (`MUSTER_ORDERS_DB`, `MUSTER_CALL_LOG`, ...) from the environment they inherit. The services

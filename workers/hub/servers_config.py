@@ -57,7 +57,9 @@ from pydantic import (
 from workers.errors import ConfigError
 from workers.hub.allowlist import is_valid_server_name
 
-DEFAULT_SERVERS_FILE: Path = Path(__file__).resolve().parents[2] / "servers" / "servers.json"
+DEFAULT_SERVERS_FILE: Path = (
+    Path(__file__).resolve().parents[2] / "domains" / "support" / "servers.json"
+)
 
 
 class ServersConfigError(ConfigError, ValueError):
