@@ -156,7 +156,7 @@ def test_call_log_record_and_count(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_servers_json_points_at_modules() -> None:
-    config = json.loads((ROOT / "servers" / "servers.json").read_text())["mcpServers"]
+    config = json.loads((ROOT / "domains" / "support" / "servers.json").read_text())["mcpServers"]
     assert set(config) == {"orders", "kb", "policy", "time"}
     assert config["time"]["args"][:2] == ["-m", "mcp_server_time"]  # the third-party one
     for name, spec in ((n, s) for n, s in config.items() if n != "time"):
