@@ -604,3 +604,25 @@ async def test_no_child_process_outlives_aclose(env: Env) -> None:
     result = await task
     assert result.outcome == CallOutcome.UNAVAILABLE
     await hub.aclose()  # idempotent
+
+
+async def test_a_caller_who_sees_an_on_demand_server_come_up_waits_for_its_tools(
+    env: Env,
+) -> None:
+    """A server started on demand is up (its session set by the owner task) a moment before
+    its starter catalogues its tools. Callers polling the loop in that moment (other tickets
+    of a batch) must wait for the tools, not find none and end their worker `unavailable`."""
+    cfg = config({"kb": env.real()["kb"]})
+    async with await ToolHub.connect(cfg, start_timeout_s=15.0, on_demand=True) as hub:
+
+        async def a_later_worker() -> list[str]:
+            while not hub.health()["kb"].up:  # sees the session the moment it is set
+                await asyncio.sleep(0)
+            await hub.ensure_servers(["kb."])
+            return [s.name for s in hub.specs(["kb."])]
+
+        first = asyncio.create_task(hub.ensure_servers(["kb."]))
+        later = [asyncio.create_task(a_later_worker()) for _ in range(4)]
+        assert await first == []
+        for belt in await asyncio.gather(*later):
+            assert "kb.search_kb" in belt, belt

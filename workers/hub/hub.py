@@ -254,9 +254,17 @@ class ToolHub:
         not started yet (on demand) or down at connect has no catalogued tools, so `specs`
         alone cannot show it. Returns the servers that are still down."""
         named = {entry.split(".", 1)[0] for entry in allow if isinstance(entry, str)}
-        down = [conn for name, conn in self._conns.items() if name in named and not conn.up]
+        down = [
+            conn for name, conn in self._conns.items() if name in named and not self._ready(conn)
+        ]
         await asyncio.gather(*(self._ensure_up(conn) for conn in down))
         return sorted(conn.name for conn in down if not conn.up)
+
+    def _ready(self, conn: ServerConnection) -> bool:
+        """Up and catalogued. A session is up a moment before its starter pins its tools (the
+        owner task sets it, the starter resumes later): a caller that saw only `up` in that
+        moment found no tools and ended its worker `unavailable`. It waits for the pin."""
+        return conn.up and conn.name in self._pinned
 
     def action_specs(self) -> list[ToolSpec]:
         """Write tools, for the graph's action step (never for a worker's belt)."""
@@ -299,7 +307,7 @@ class ToolHub:
 
     async def _ensure_up(self, conn: ServerConnection) -> bool:
         """Restart a down server (once per use); re-check its pins; report whether it is up."""
-        if conn.up or self._closed:
+        if self._ready(conn) or self._closed:
             return conn.up
         attempt = conn.starts
         async with conn.lock:
