@@ -616,7 +616,9 @@ async def test_a_caller_who_sees_an_on_demand_server_come_up_waits_for_its_tools
     async with await ToolHub.connect(cfg, start_timeout_s=15.0, on_demand=True) as hub:
 
         async def a_later_worker() -> list[str]:
-            while not hub.health()["kb"].up:  # sees the session the moment it is set
+            # Polling, not an event: it must look at every turn of the loop to catch the
+            # moment the session is set.
+            while not hub.health()["kb"].up:  # noqa: ASYNC110
                 await asyncio.sleep(0)
             await hub.ensure_servers(["kb."])
             return [s.name for s in hub.specs(["kb."])]
