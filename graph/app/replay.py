@@ -56,17 +56,14 @@ from graph.app.replay_record import (
     replay_planner,
 )
 from graph.app.runtime import (
-    SERVER_START_TIMEOUT_S,
-    TOOL_CALL_TIMEOUT_S,
     Graph,
     MusterRuntime,
     compiled_graph,
-    ensure_approval_secret,
+    open_services,
     open_store,
     stream_run_snapshot,
     with_checkpointer,
 )
-from graph.services import Services
 from graph.trace import trace_path
 from workers.contracts import CHECKPOINTED_TYPES
 from workers.errors import MusterError
@@ -140,32 +137,13 @@ async def open_replay_runtime(
 ) -> AsyncIterator[MusterRuntime]:
     """A runtime over a fresh store in `workdir`, whose hub is a `ReplayHub` (servers start on
     demand, for their catalogue; calls are answered from the recordings)."""
-    ensure_approval_secret()
     store = replace(options, db=workdir / "replay.sqlite").store
-    async with store.open_saver(allowed_types=CHECKPOINTED_TYPES) as saver:
-        audit = await store.open_audit()
-        try:
-            hub = await ReplayHub.connect(
-                options.servers,
-                start_timeout_s=SERVER_START_TIMEOUT_S,
-                call_timeout_s=TOOL_CALL_TIMEOUT_S,
-                on_demand=True,
-            )
-            try:
-                services = Services(
-                    hub=hub,
-                    models=options.models,
-                    roster=options.roster,
-                    planner=options.planner,
-                    limits=options.limits,
-                    audit=audit,
-                )
-                graph = with_checkpointer(compiled_graph(), saver)
-                yield MusterRuntime(graph=graph, saver=saver, services=services, store=store)
-            finally:
-                await hub.aclose()
-        finally:
-            await audit.close()
+    async with (
+        store.open_saver(allowed_types=CHECKPOINTED_TYPES) as saver,
+        open_services(options, audit_db=store, hub_type=ReplayHub) as services,
+    ):
+        graph = with_checkpointer(compiled_graph(), saver)
+        yield MusterRuntime(graph=graph, saver=saver, services=services, store=store)
 
 
 async def replay_one(

@@ -39,7 +39,7 @@ from workers.models import ModelFactory
 from workers.roster import Roster
 
 if TYPE_CHECKING:  # the hub loads the MCP SDK: only a run needs it, not reading a thread
-    from workers.hub import ServersConfig
+    from workers.hub import ServersConfig, ToolHub
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 """A compiled supervisor graph."""
@@ -108,6 +108,7 @@ async def open_services(
     audit_db: str | Path | CheckpointStore,
     servers_on_demand: bool = True,
     sqlite_on_loop: bool = True,
+    hub_type: type[ToolHub] | None = None,
 ) -> AsyncIterator[Services]:
     """Open the audit log in the store `audit_db` (a SQLite file, a PostgreSQL URL) and the
     hub for `options.servers`; on exit, stop every server the hub started, then close the
@@ -117,7 +118,8 @@ async def open_services(
     so a ticket that never reads the clock never starts the `time` server (each Python MCP
     server costs 1.2-1.5 s of CPU to start, mostly importing the SDK). Otherwise (Studio and
     the fleet's workers, long-lived) every server starts here. A server's start counts against
-    the run's deadline: one that has not started when it passes is down."""
+    the run's deadline: one that has not started when it passes is down. `hub_type`: another
+    `ToolHub` (a replay's, which answers from a recording)."""
     from workers.hub import ToolHub
 
     ensure_approval_secret()  # the orders server started below verifies tokens we mint
@@ -125,7 +127,7 @@ async def open_services(
     # calls on its loop (and has no inline checkpointer or lease of ours to wait on).
     audit = await checkpoint_store(audit_db).open_audit(on_loop=sqlite_on_loop)
     try:
-        hub = await ToolHub.connect(
+        hub = await (hub_type or ToolHub).connect(
             options.servers,
             start_timeout_s=options.limits.cut(SERVER_START_TIMEOUT_S),
             call_timeout_s=options.limits.cut(TOOL_CALL_TIMEOUT_S),
