@@ -42,6 +42,7 @@ from servers.call_log import record
 from servers.incident_changes import build_changes
 from servers.incident_store import check_service, connect, db_path, ensure_seeded, iso, parse_time
 from servers.incident_world import DATA_AS_OF, SERVICE_NAMES
+from servers.stdio_pipes import run_stdio
 
 SERVER = "deploys"
 ROLLBACK_TOOL = "deploys.rollback"
@@ -325,7 +326,7 @@ def rollback(
 
 if __name__ == "__main__":
     serving()
-    mcp.run()
+    run_stdio(mcp)
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone. Every protocol
     # message was flushed as it was written; the database connection closed in the lifespan.

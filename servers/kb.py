@@ -20,6 +20,7 @@ from mcp.types import ToolAnnotations
 
 from servers import serving
 from servers.call_log import record
+from servers.stdio_pipes import run_stdio
 
 SERVER = "kb"
 MAX_LIMIT = 10
@@ -184,7 +185,7 @@ def get_article(article_id: str, ctx: Context[ServerSession, KBIndex]) -> str:
 
 if __name__ == "__main__":
     serving()
-    mcp.run()
+    run_stdio(mcp)
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone. Every protocol
     # message was flushed as it was written; the database connection closed in the lifespan.

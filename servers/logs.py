@@ -44,6 +44,7 @@ from servers.incident_world import (
     SERVICES,
     ServiceProfile,
 )
+from servers.stdio_pipes import run_stdio
 
 SERVER = "logs"
 DB_ENV_VAR = "MUSTER_LOGS_DB"
@@ -314,7 +315,7 @@ def _when(ts: int | None) -> str | None:
 
 if __name__ == "__main__":
     serving()
-    mcp.run()
+    run_stdio(mcp)
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone.
     os._exit(0)

@@ -47,6 +47,7 @@ from servers.incident_store import (
     window,
 )
 from servers.incident_world import DATA_AS_OF, METRICS_START, SERVICE_NAMES, SERVICES
+from servers.stdio_pipes import run_stdio
 
 SERVER = "metrics"
 DB_ENV_VAR = "MUSTER_METRICS_DB"
@@ -295,7 +296,7 @@ def main() -> None:
         print(f"metrics server: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     serving()
-    mcp.run()
+    run_stdio(mcp)
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone.
     os._exit(0)

@@ -39,6 +39,7 @@ from mcp.types import ToolAnnotations
 from servers import serving
 from servers.approval import EXPIRED, action_digest, secret_from_env, verify_token
 from servers.call_log import record
+from servers.stdio_pipes import run_stdio
 
 SERVER = "orders"
 REFUND_TOOL = "orders.issue_refund"
@@ -613,7 +614,7 @@ def cancel_order(
 
 if __name__ == "__main__":
     serving()
-    mcp.run()
+    run_stdio(mcp)
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone. Every protocol
     # message was flushed as it was written; the database connection closed in the lifespan.

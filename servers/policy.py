@@ -22,6 +22,7 @@ from mcp.types import ToolAnnotations
 
 from servers import serving
 from servers.call_log import record
+from servers.stdio_pipes import run_stdio
 
 SERVER = "policy"
 MODE_ENV_VAR = "MUSTER_POLICY_MODE"
@@ -154,7 +155,7 @@ def main() -> None:
         print(f"policy server: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     serving()
-    mcp.run()
+    run_stdio(mcp)
     # stdin closed (the hub went away, perhaps SIGKILLed): leave at once rather than spend
     # most of a second in interpreter shutdown while the parent is gone. Every protocol
     # message was flushed as it was written; the database connection closed in the lifespan.

@@ -1,0 +1,18 @@
+"""The benchmarks' one switch on the garbage collector: run as the `muster` command runs.
+
+`muster` freezes what its imports built out of the cyclic collector before a command runs
+(`graph.app.cli.freeze_imports`); a benchmark timing a command's work in its own process
+does the same by default, or not with `--no-freeze` (a notebook's process, where Muster
+leaves the caller's collector alone)."""
+
+from __future__ import annotations
+
+from graph.app.cli import freeze_imports
+
+
+def freeze_note(no_freeze: bool) -> str:
+    """Freeze the imports unless `no_freeze`; the line the benchmark prints about it."""
+    if no_freeze:
+        return "imports left in the garbage collector's sight (--no-freeze, as in a notebook)"
+    freeze_imports()
+    return "imports frozen out of the garbage collector, as the `muster` command does"
