@@ -20,14 +20,23 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import WRITES_IDX_MAP
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    get_serializable_checkpoint_metadata,
+)
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
+from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from checkpoints.announce import AnnouncesSavedWrites
 from checkpoints.audit import AuditLog
+from checkpoints.postgres_group import GroupCommit, Statement
 from checkpoints.saver import CheckpointStoreError, strict_serializer
 
 CONNECT_TIMEOUT_S = 10
@@ -116,12 +125,61 @@ async def schema_lock(conn: psycopg.AsyncConnection[Any]) -> AsyncIterator[None]
         await conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
 
 
-class _OneRoundTripWrites(AsyncPostgresSaver):
-    """`AsyncPostgresSaver` whose `aput_writes` costs the client less per call (about 8 a
-    ticket): the rows are serialized on the loop, not handed to a thread and back (they
-    are small: the hop cost more CPU than the work, as for the SQLite saver), and a task's
-    single write row goes as one statement rather than a one-row pipeline (one statement is
-    one transaction either way). Several rows still go in one pipeline, as upstream."""
+class _GroupCommitWrites(AsyncPostgresSaver):
+    """`AsyncPostgresSaver` whose writes (`aput`, `aput_writes`) go through `GroupCommit`
+    (checkpoints/postgres_group.py): concurrent tickets' checkpoints and task writes share a
+    round trip and a commit, and each call still returns only once its rows are committed.
+    The rows are serialized on the loop, not handed to a thread and back as upstream does
+    (they are small: the hop cost more CPU than the work, as for the SQLite saver). The SQL
+    and the rows are upstream's; `aput` is upstream's but for where its statements go."""
+
+    group: GroupCommit
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        configurable = config["configurable"].copy()
+        thread_id = configurable.pop("thread_id")
+        checkpoint_ns = configurable.pop("checkpoint_ns")
+        checkpoint_id = configurable.pop("checkpoint_id", None)
+        copy = checkpoint.copy()
+        copy["channel_values"] = copy["channel_values"].copy()
+        # As upstream: primitive values stay inline in the checkpoint row, the rest (and
+        # a delta channel's snapshot, marked True inline) go to the blobs table.
+        blob_values = {}
+        for key, value in checkpoint["channel_values"].items():
+            if isinstance(value, _DeltaSnapshot):
+                blob_values[key] = copy["channel_values"].pop(key)
+                copy["channel_values"][key] = True
+            elif value is None or isinstance(value, (str, int, float, bool)):
+                pass
+            else:
+                blob_values[key] = copy["channel_values"].pop(key)
+        statements = []
+        if blob_versions := {k: v for k, v in new_versions.items() if k in blob_values}:
+            blobs = self._dump_blobs(thread_id, checkpoint_ns, blob_values, blob_versions)
+            statements.append(Statement(self.UPSERT_CHECKPOINT_BLOBS_SQL, blobs))
+        row = (
+            thread_id,
+            checkpoint_ns,
+            checkpoint["id"],
+            checkpoint_id,
+            Jsonb(copy),
+            Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
+        )
+        statements.append(Statement(self.UPSERT_CHECKPOINTS_SQL, [row]))
+        await self.group.run(statements)
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
 
     async def aput_writes(
         self,
@@ -144,15 +202,11 @@ class _OneRoundTripWrites(AsyncPostgresSaver):
             task_path,
             writes,
         )
-        if len(params) == 1:
-            async with self._cursor() as cur:
-                await cur.execute(query, params[0])
-        elif params:
-            async with self._cursor(pipeline=True) as cur:
-                await cur.executemany(query, params)
+        if params:
+            await self.group.run([Statement(query, params)])
 
 
-class MusterPostgresSaver(AnnouncesSavedWrites, _OneRoundTripWrites):
+class MusterPostgresSaver(AnnouncesSavedWrites, _GroupCommitWrites):
     """`AsyncPostgresSaver` on a pool, without the instance lock serialising the pool.
 
     The upstream saver wraps every query in `async with self.lock` (one `asyncio.Lock` per
@@ -165,6 +219,7 @@ class MusterPostgresSaver(AnnouncesSavedWrites, _OneRoundTripWrites):
 
     def __init__(self, pool: AsyncConnectionPool[Any], *, allowed_types: Sequence[type]) -> None:
         super().__init__(pool, serde=strict_serializer(allowed_types))
+        self.group = GroupCommit(pool)
         # A semaphore is an async context manager like the lock `_cursor` enters.
         self.lock = asyncio.Semaphore(pool.max_size)  # type: ignore[assignment]
 
@@ -216,7 +271,10 @@ async def open_postgres_saver(
         async with lease_pool(url):
             yield saver
     finally:
-        await pool.close()
+        try:
+            await saver.group.aclose()  # writes still out finish before their connections go
+        finally:
+            await pool.close()
 
 
 @dataclass(frozen=True)

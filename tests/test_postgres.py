@@ -31,7 +31,7 @@ import psycopg
 import pytest
 
 from checkpoints.lease import HOST, ThreadBusyError, ThreadLeaseLostError, hold_thread
-from checkpoints.postgres import PostgresStore, redacted
+from checkpoints.postgres import SCHEMA_LOCK, PostgresStore, redacted
 from checkpoints.postgres_audit import PostgresAuditLog
 from checkpoints.postgres_lease import (
     PostgresThreadLeases,
@@ -41,6 +41,7 @@ from checkpoints.postgres_lease import (
 from checkpoints.store import SqliteStore, checkpoint_store, store_location
 from checkpoints.threads import status_of, thread_config, thread_ids
 from graph.app.cli import main
+from graph.app.fleet_queue import WORKERS_TABLE, build_app, ensure_fleet_schema, open_fleet
 from graph.app.runtime import open_runtime, open_store
 from graph.trace import read_trace, trace_path
 from tests.conftest import DEMO_TICKET, HANG_TIMEOUT_S, PROJECT_ROOT, MusterEnv, wait_until
@@ -315,11 +316,64 @@ async def test_many_processes_first_using_a_database_at_once_set_it_up_once(
             async with await store.open_audit() as log:
                 return await log.rows()
 
+        async def fleet() -> list[Any]:
+            # Two `muster worker`s started together on a fresh database: each sets up the
+            # queue (Procrastinate's schema and Muster's worker table) or finds it set up.
+            async with open_fleet(url):
+                return []
+
         opened = await asyncio.wait_for(
-            asyncio.gather(*(saver() for _ in range(4)), *(audit() for _ in range(3))),
+            asyncio.gather(
+                *(saver() for _ in range(4)),
+                *(audit() for _ in range(3)),
+                *(fleet() for _ in range(4)),
+            ),
             HANG_TIMEOUT_S,
         )
-        assert opened == [[]] * 7
+        assert opened == [[]] * 11
+
+
+async def test_a_worker_finding_the_queue_half_set_up_waits_for_the_one_setting_it_up(
+    postgres_url: str,
+) -> None:
+    """Another process holds the schema lock, has applied Procrastinate's schema and is
+    creating the worker table (not yet committed). A worker opening the queue now must wait
+    for it, not run its own `CREATE TABLE IF NOT EXISTS` beside it: PostgreSQL fails the
+    second one with a duplicate key in its catalogue once the first commits."""
+    async with scratch_database(postgres_url) as url:
+        async with open_fleet(url):  # the schema, as the first worker applies it
+            pass
+        async with (
+            await psycopg.AsyncConnection.connect(url, autocommit=True) as first,
+            # A session of its own: a transaction sees one snapshot of pg_stat_activity.
+            await psycopg.AsyncConnection.connect(url, autocommit=True) as observer,
+        ):
+            await first.execute("DROP TABLE muster_fleet_workers")
+            await first.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
+            await first.execute("BEGIN")
+            await first.execute(WORKERS_TABLE)
+            second = asyncio.create_task(ensure_fleet_schema(build_app(url), url))
+
+            async def second_waits() -> bool:
+                # Blocked behind the uncommitted table (the bug), or polling the schema
+                # lock (the fix): either way it has reached the point that matters.
+                cursor = await observer.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND pid NOT IN (pg_backend_pid(), %s) AND (wait_event_type = 'Lock'"
+                    " OR query LIKE %s)",
+                    (first.info.backend_pid, "%pg_try_advisory_lock%"),
+                )
+                row = await cursor.fetchone()
+                return bool(row and row[0])
+
+            deadline = asyncio.get_running_loop().time() + HANG_TIMEOUT_S
+            while not await second_waits():
+                assert asyncio.get_running_loop().time() < deadline, "the second never waited"
+                assert not second.done(), second
+                await asyncio.sleep(0.02)
+            await first.execute("COMMIT")
+            await first.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
+        await asyncio.wait_for(second, HANG_TIMEOUT_S)  # no CheckpointStoreError
 
 
 async def test_a_held_thread_refuses_a_sibling_and_a_lost_session_stops_the_holder(

@@ -44,7 +44,7 @@ RUN_TICKET = "muster:run_ticket"
 RESUME_THREAD = "muster:resume_thread"
 """Continue a thread, with a human's decision for its pending interrupt if there is one."""
 
-_WORKERS_TABLE = """
+WORKERS_TABLE = """
 CREATE TABLE IF NOT EXISTS muster_fleet_workers (
     worker_id bigint PRIMARY KEY,
     name text NOT NULL,
@@ -59,6 +59,12 @@ Task = Callable[..., Awaitable[Any]]
 
 async def _schema_present(conn: psycopg.AsyncConnection[Any]) -> bool:
     cursor = await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL AS ok")
+    row = await cursor.fetchone()
+    return bool(row and row["ok"])
+
+
+async def _workers_table_present(conn: psycopg.AsyncConnection[Any]) -> bool:
+    cursor = await conn.execute("SELECT to_regclass('muster_fleet_workers') IS NOT NULL AS ok")
     row = await cursor.fetchone()
     return bool(row and row["ok"])
 
@@ -78,13 +84,15 @@ async def ensure_fleet_schema(app: App, url: str) -> None:
     fresh database set it up once."""
     conn = await connect(url)
     try:
-        if await _schema_present(conn):
-            await conn.execute(_WORKERS_TABLE)
+        if await _schema_present(conn) and await _workers_table_present(conn):
             return
+        # Even `CREATE TABLE IF NOT EXISTS` fails when two sessions run it at once (on
+        # PostgreSQL's catalogue: "duplicate key ... pg_type_typname_nsp_index"), so the
+        # worker table is made under the lock too: seen with two workers started together.
         async with schema_lock(conn):
             if not await _schema_present(conn):
                 await app.schema_manager.apply_schema_async()
-            await conn.execute(_WORKERS_TABLE)
+            await conn.execute(WORKERS_TABLE)
     except psycopg.Error as error:
         raise CheckpointStoreError(
             f"cannot set up the fleet's queue in {redacted(url)}: {one_line(error)}"
