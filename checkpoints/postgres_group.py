@@ -46,6 +46,11 @@ class _Job:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
 
+    def __post_init__(self) -> None:
+        # A caller cancelled mid-flush no longer awaits its future; mark its outcome seen so
+        # asyncio does not report an error nobody was left to read.
+        self.done.add_done_callback(lambda done: done.cancelled() or done.exception())
+
     def settle(self, error: BaseException | None) -> None:
         if self.done.done():  # its caller was cancelled and stopped waiting
             return
