@@ -26,8 +26,6 @@ from workers.errors import ConfigError
 DEFAULT_DB = Path(__file__).resolve().parent / "muster.sqlite"
 """Where checkpoints go unless `--db` or `MUSTER_DB` says otherwise."""
 
-SQLITE_HEADER = b"SQLite format 3\x00"
-
 BUSY_TIMEOUT_S = 30.0
 """How long a connection to the checkpoint file waits for SQLite's write lock."""
 
@@ -67,15 +65,7 @@ def check_db_path(path: Path, *, must_exist: bool = False) -> None:
     if path.exists():
         if not path.is_file():
             raise CheckpointStoreError(f"cannot open checkpoint database {path}: not a file")
-        try:
-            with path.open("rb") as handle:
-                header = handle.read(len(SQLITE_HEADER))
-        except OSError as error:
-            raise CheckpointStoreError(
-                f"cannot read checkpoint database {path}: {error.strerror}"
-            ) from None
-        if header and header != SQLITE_HEADER:
-            raise CheckpointStoreError(f"cannot open checkpoint database {path}: not a SQLite file")
+        _check_header(path)
         if not os.access(path, os.R_OK | os.W_OK):
             raise CheckpointStoreError(f"cannot open checkpoint database {path}: permission denied")
     elif must_exist:
@@ -92,6 +82,31 @@ def check_db_path(path: Path, *, must_exist: bool = False) -> None:
                 f"cannot create checkpoint database in {path.parent}: permission denied"
             )
         _probe_create(path)
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file that is not a SQLite database, read through SQLite itself.
+
+    Not with `open()`: closing any descriptor of a file drops every POSIX lock the process
+    holds on it, SQLite's too. A check made while a connection of this process is open (a
+    batch opening its checkpoint lanes one after another, a lease taken beside the saver)
+    dropped that connection's shared lock; another process closing its last connection
+    could then take the file as its own and remove the WAL file under ours, writes and all
+    (seen: an approval's audit row lost). SQLite's own closes keep the process's locks."""
+    try:
+        probe = sqlite3.connect(path, timeout=0)
+    except sqlite3.Error as error:
+        raise CheckpointStoreError(f"cannot read checkpoint database {path}: {error}") from None
+    try:
+        probe.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as error:
+        if "locked" in str(error) or "busy" in str(error):
+            return  # a database another process is writing: a database all the same
+        raise CheckpointStoreError(
+            f"cannot open checkpoint database {path}: not a SQLite file"
+        ) from None
+    finally:
+        probe.close()
 
 
 def _probe_create(path: Path) -> None:

@@ -11,6 +11,7 @@ run` is measured too: how long its servers outlive it, and that its hub folder i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sqlite3
@@ -26,6 +27,7 @@ from typing import IO, Any
 
 import pytest
 
+from checkpoints import lease
 from checkpoints.lease import (
     HOST,
     SCHEMA,
@@ -34,6 +36,7 @@ from checkpoints.lease import (
     hold_sqlite_thread,
     lease_holder,
 )
+from checkpoints.saver import check_db_path, resolve_db_path
 from checkpoints.threads import status_of, thread_config
 from graph.app.runtime import open_store
 from servers.call_log import read_calls
@@ -113,6 +116,26 @@ async def test_a_live_holder_refuses_and_a_dead_or_expired_one_is_taken_over(
     with pytest.raises(ThreadBusyError, match=f"pid {live} on elsewhere"):
         async with hold_sqlite_thread(db, "t"):
             pass
+
+
+async def test_a_store_replaced_under_a_kept_lease_connection_gets_a_new_one(
+    tmp_path: Path,
+) -> None:
+    """The lease connection is kept open between calls. A store deleted since must not be
+    leased through the old connection (into the deleted file, where no other process would
+    see the lease): the next lease makes the store again and leases in it."""
+    db = tmp_path / "store.sqlite"
+    async with hold_sqlite_thread(db, "t"):
+        assert lease_holder(db, "t") is not None
+    first = lease._kept[(threading.get_ident(), resolve_db_path(db))]
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{db}{suffix}")
+    async with hold_sqlite_thread(db, "t"):
+        holder = lease_holder(db, "t")  # read by a connection of its own, in the new file
+        assert holder is not None and holder.pid == os.getpid()
+    assert lease._kept[(threading.get_ident(), resolve_db_path(db))] is not first
+    assert lease_holder(db, "t") is None
 
 
 async def test_nested_holds_share_the_lease_and_a_sibling_task_is_refused(
@@ -496,3 +519,35 @@ async def test_a_decision_while_another_holds_the_thread_fails_fast(
 @contextmanager
 def _nothing() -> Iterator[None]:
     yield None
+
+
+READ_AND_CLOSE = """
+import sqlite3
+conn = sqlite3.connect({db!r})
+conn.execute("SELECT count(*) FROM t").fetchone()
+conn.close()
+"""
+
+
+def test_checking_a_store_keeps_the_locks_of_this_process_s_connections(tmp_path: Path) -> None:
+    """`check_db_path` while a connection of this process has the store open in WAL mode:
+    another process that opens and closes the store afterwards must still see ours (its
+    close then leaves the WAL file alone). Reading the header with `open()` and closing it
+    dropped our shared lock, and that process took the store for its last user and removed
+    the WAL file under our connection (an approval's audit row was lost that way)."""
+    db = tmp_path / "store.sqlite"
+    ours = sqlite3.connect(db, isolation_level=None)
+    try:
+        ours.execute("PRAGMA journal_mode=WAL")
+        ours.execute("CREATE TABLE t (x)")
+        ours.execute("INSERT INTO t VALUES (1)")  # in the WAL file, not yet in the store
+        check_db_path(db)
+        other = subprocess.run(
+            [sys.executable, "-c", READ_AND_CLOSE.format(db=str(db))],
+            timeout=HANG_TIMEOUT_S,
+        )
+        assert other.returncode == 0
+        assert Path(f"{db}-wal").exists()  # still ours: nobody checkpointed and removed it
+        assert ours.execute("SELECT x FROM t").fetchall() == [(1,)]
+    finally:
+        ours.close()
