@@ -29,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
+from psycopg_pool import AsyncConnectionPool
 
 from checkpoints.lease import HOST, ThreadBusyError, ThreadLeaseLostError, hold_thread
 from checkpoints.postgres import SCHEMA_LOCK, PostgresStore, redacted
@@ -40,6 +41,7 @@ from checkpoints.postgres_lease import (
 )
 from checkpoints.store import SqliteStore, checkpoint_store, store_location
 from checkpoints.threads import status_of, thread_config, thread_ids
+from graph.app import fleet_queue
 from graph.app.cli import main
 from graph.app.fleet_queue import WORKERS_TABLE, build_app, ensure_fleet_schema, open_fleet
 from graph.app.runtime import open_runtime, open_store
@@ -592,3 +594,36 @@ def test_batch_and_clarify_on_postgres(pg: PgEnv) -> None:
     listed = pg.cli("threads").stdout
     assert all(f"batch-{name}-{i}" in listed for i in ("dup", "vague", "gift")), listed
     assert not pg.env.checkpoint_db.exists()
+
+
+async def test_the_queue_pool_checks_a_connection_only_after_it_sat_idle(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Procrastinate's pool checks each connection it hands out (a round trip per query);
+    ours only a new one or one not handed out for `IDLE_CHECK_S`. The checks are counted where
+    psycopg_pool makes them, and a checked connection still works."""
+    checked: list[int] = []
+    real_check = AsyncConnectionPool.check_connection
+
+    async def counted(conn: psycopg.AsyncConnection[Any]) -> None:
+        checked.append(conn.info.backend_pid)
+        await real_check(conn)
+
+    monkeypatch.setattr(AsyncConnectionPool, "check_connection", staticmethod(counted))
+    pool = fleet_queue._queue_pool(
+        conninfo=postgres_url, min_size=1, max_size=1, open=False, kwargs={"autocommit": True}
+    )
+    await pool.open(wait=True)
+    try:
+        async with pool.connection() as conn:  # never handed out before: checked
+            pid = conn.info.backend_pid
+        async with pool.connection() as conn:  # back a moment ago: handed out as it is
+            assert conn.info.backend_pid == pid
+        assert checked == [pid]
+        fleet_queue._handed_out_at[conn] -= fleet_queue.IDLE_CHECK_S + 1  # as if unused since
+        async with pool.connection() as conn:
+            assert conn.info.backend_pid == pid
+            await conn.execute("SELECT 1")
+        assert checked == [pid, pid]
+    finally:
+        await pool.close()

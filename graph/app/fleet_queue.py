@@ -24,16 +24,19 @@ reads the thread's state and does what it still needs (graph/app/fleet_worker.py
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import psycopg
 from procrastinate import App, PsycopgConnector
 from procrastinate.exceptions import AlreadyEnqueued
 from procrastinate.retry import BaseRetryStrategy
 from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 
 from checkpoints.postgres import CheckpointStoreError, connect, one_line, redacted, schema_lock
 
@@ -76,6 +79,33 @@ async def _autocommit(conn: psycopg.AsyncConnection[Any]) -> None:
     finish. (Set here, not in the connection kwargs: Procrastinate's listener connection
     passes `autocommit` itself.)"""
     await conn.set_autocommit(True)
+
+
+IDLE_CHECK_S = 5.0
+"""A queue connection not handed out for this long is checked before it is used again."""
+
+_handed_out_at: WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = WeakKeyDictionary()
+"""When the pool last handed each queue connection out (`time.monotonic()`)."""
+
+
+async def _check_if_idle(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Procrastinate has the pool check every connection it hands out (one more round trip
+    per query: a job's fetch and finish took three more), so that one broken while idle, by
+    a server restart say, is replaced without an error. A connection handed out moments ago
+    is as good as checked; a new one, or one unused for `IDLE_CHECK_S`, is checked as
+    before. (Timed from the checkout, not the return: a `reset` callback would make the pool
+    return every connection through a worker task.)"""
+    now = time.monotonic()
+    last = _handed_out_at.get(conn)
+    _handed_out_at[conn] = now
+    if last is None or now - last > IDLE_CHECK_S:
+        await AsyncConnectionPool.check_connection(conn)
+
+
+def _queue_pool(**kwargs: Any) -> AsyncConnectionPool[Any]:
+    """Procrastinate's pool, with `_check_if_idle` for its check."""
+    kwargs["check"] = _check_if_idle
+    return AsyncConnectionPool(**kwargs)
 
 
 async def fleet_schema_present(url: str) -> bool:
@@ -127,6 +157,7 @@ def build_app(
             max_size=pool_size,
             kwargs={"application_name": "muster-fleet"},
             configure=_autocommit,
+            pool_factory=_queue_pool,
         )
     )
     for name, body in (tasks or {}).items():
