@@ -39,10 +39,10 @@ from checkpoints.threads import status_of, thread_config
 from graph.app.fleet import answer_on_fleet, fleet_state, tickets_of
 from graph.app.fleet_queue import FleetJob
 from graph.app.fleet_worker import FleetRetry
-from graph.app.runtime import open_store
+from graph.app.runtime import open_runtime, open_store, stream_run_outcome
 from graph.trace import read_trace, trace_path
-from tests.conftest import HANG_TIMEOUT_S, PROJECT_ROOT, MusterEnv, wait_until
-from tests.test_actions import all_run_refunds, refund_rows
+from tests.conftest import DEMO_TICKET, HANG_TIMEOUT_S, PROJECT_ROOT, MusterEnv, wait_until
+from tests.test_actions import REFUND_TICKET, all_run_refunds, refund_rows
 from workers.contracts import Report
 
 EXIT_OK, EXIT_DRAINED = 0, 6
@@ -95,6 +95,22 @@ def test_submit_reads_a_ticket_or_a_jsonl_file(tmp_path: Path) -> None:
 async def test_a_sqlite_thread_is_answered_in_process(muster_env: MusterEnv) -> None:
     args = argparse.Namespace(db=str(muster_env.checkpoint_db), thread="any", json=False)
     assert await answer_on_fleet(args, "approval", {}) is None
+
+
+@pytest.mark.integration
+async def test_the_outcome_a_worker_logs_is_the_thread_s_status(muster_env: MusterEnv) -> None:
+    """A fleet worker tells how a job's run ended from the run's own updates, without
+    reading the thread back: the same status a read of the thread gives, and the answer's
+    status, for a ticket that waits for a human and for one that finishes."""
+    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+        for thread, request in (("waits", REFUND_TICKET), ("ends", DEMO_TICKET)):
+            outcome = await stream_run_outcome(runtime, thread, {"request": request})
+            snapshot = await runtime.graph.aget_state(thread_config(thread))
+            assert outcome.status == status_of(snapshot), thread
+            answer = snapshot.values.get("answer")
+            assert outcome.answer_status == getattr(answer, "status", None), thread
+        assert (await runtime.graph.aget_state(thread_config("waits"))).interrupts
+        assert outcome.status == "done" and outcome.answer_status is not None
 
 
 async def test_a_worker_judged_dead_while_alive_comes_back_and_keeps_its_own_jobs(

@@ -70,7 +70,7 @@ from graph.app.fleet_queue import (
     register_worker,
 )
 from graph.app.options import ExitCode, MusterOptions
-from graph.app.runtime import MusterRuntime, open_runtime, stream_run_snapshot
+from graph.app.runtime import MusterRuntime, open_runtime, stream_run_outcome
 from graph.app.signals import SignalDrain
 
 FETCH_POLL_S = 1.0
@@ -168,17 +168,16 @@ async def advance(
         control = RunControl()
         state.drain.controls.add(control)
         try:
-            # The snapshot the run ends with: reading the thread again would cost another
-            # round of checkpoint reads (and the replay of its incremental channels).
-            finished = await stream_run_snapshot(rt, thread_id, payload, control=control)
+            # How it ended, from the run's own updates: only this log line needs it, and
+            # reading the thread back would cost a round of checkpoint reads and the
+            # replay of its incremental channels.
+            finished = await stream_run_outcome(rt, thread_id, payload, control=control)
         except GraphDrained:
             state.line(f"{tag}: drained; checkpointed and back in the queue")
             raise
         finally:
             state.drain.controls.discard(control)
-        after = status_of(finished)
-        answer_obj = finished.values.get("answer")
-        shown = getattr(answer_obj, "status", None)
+        after, shown = finished.status, finished.answer_status
         state.line(f"{tag}: {after}" + (f" ({shown})" if shown and after == "done" else ""))
         return after
 
