@@ -29,6 +29,7 @@ from graph.app.replay import (
     replay_targets,
     summarize,
 )
+from graph.app.replay_diff import RunView, run_view
 from graph.app.replay_record import (
     REPLAYING,
     Recording,
@@ -43,7 +44,7 @@ from graph.trace import RECORDING_EVENT, read_trace, trace_path
 from tests.conftest import MusterEnv
 from tests.fixtures.openai_server import RunningServer, serve_openai
 from tests.test_provider import PLAN, PROVIDER_TICKET, WORKERS
-from workers.contracts import Handoff
+from workers.contracts import Answer, Handoff
 from workers.hub import CallOutcome
 from workers.roster import Roster
 
@@ -299,3 +300,18 @@ async def test_a_thread_planned_and_written_by_a_model_replays_from_its_recordin
     assert failed.startswith("replay failed: PlanError") and "not in the recording" in failed
     assert len(strict.flagged[thread_id]) == 1
     assert len(openai_server.script.exchanges) == asked  # strict: the provider is never asked
+
+
+def test_when_a_held_claim_was_made_is_no_difference() -> None:
+    """A held action's line says since when the other thread's claim stands, to the minute;
+    a replay that runs in another minute than its original does the same thing. (An
+    unchanged batch replay failed once on exactly that, straddling a minute.)"""
+    line = "- a refund on order {} is awaiting approval in thread t-1 (proposed {}); nothing new"
+
+    def view(order: str, when: str) -> RunView:
+        answer = Answer(text=line.format(order, when), status="partial", degraded=False)
+        return run_view({"answer": answer}, waiting=False)
+
+    assert view("12345", "2026-12-01 10:55 UTC") == view("12345", "2026-12-01 10:56 UTC")
+    assert "(proposed <time>)" in view("12345", "2026-12-01 10:55 UTC").answer_text
+    assert view("12345", "2026-12-01 10:55 UTC") != view("12346", "2026-12-01 10:55 UTC")
