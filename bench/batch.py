@@ -66,7 +66,7 @@ os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
 os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
 os.environ["MUSTER_POLICY_MODE"] = "healthy"
 
-from freezing import freeze_note  # noqa: E402 - bench/, beside this script
+from freezing import add_freeze_flag, freeze_note  # noqa: E402 - bench/, beside this script
 
 import graph.app.batch_queue  # noqa: E402 - after the environment is set
 from checkpoints.threads import thread_config  # noqa: E402
@@ -347,12 +347,7 @@ if __name__ == "__main__":
     parser.add_argument("--sweep", action="store_true", help="also run concurrency 4, 8, 32")
     parser.add_argument("--what-if", action="store_true", help="also with durability async, exit")
     parser.add_argument("--profile", action="store_true", help="cProfile the c16 queue")
-    parser.add_argument(
-        "--no-freeze",
-        action="store_true",
-        help="leave the imports in the garbage collector's sight (a notebook's process); by "
-        "default they are frozen after import, as the `muster` command does",
-    )
+    add_freeze_flag(parser)
     args = parser.parse_args()
     print(freeze_note(args.no_freeze))
     asyncio.run(main(args))

@@ -59,7 +59,7 @@ os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
 os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
 os.environ["MUSTER_POLICY_MODE"] = "healthy"
 
-from freezing import freeze_note  # noqa: E402 - bench/, beside this script
+from freezing import add_freeze_flag, freeze_note  # noqa: E402 - bench/, beside this script
 
 import graph.app.runtime  # noqa: E402
 import workers.packet_prompt  # noqa: E402
@@ -429,12 +429,7 @@ if __name__ == "__main__":
     )
     parser.add_argument("--ab", action="store_true", help="before vs after, interleaved")
     parser.add_argument("--dump", type=Path, help="also write the raw cProfile stats here")
-    parser.add_argument(
-        "--no-freeze",
-        action="store_true",
-        help="leave the imports in the garbage collector's sight (a notebook's process); by "
-        "default they are frozen after import, as the `muster` command does",
-    )
+    add_freeze_flag(parser)
     args = parser.parse_args()
     print(freeze_note(args.no_freeze))
     asyncio.run(main(args))

@@ -80,7 +80,7 @@ os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
 os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
 os.environ["MUSTER_POLICY_MODE"] = "healthy"
 
-from freezing import freeze_note  # noqa: E402 - bench/, beside this script
+from freezing import add_freeze_flag, freeze_note  # noqa: E402 - bench/, beside this script
 
 from graph.app.runtime import MusterRuntime, open_runtime, stream_run  # noqa: E402
 from graph.limits import RunLimits  # noqa: E402 - after the environment is set
@@ -338,12 +338,7 @@ async def main() -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kb-sessions", type=int, default=1, help="sessions of the kb server")
-    parser.add_argument(
-        "--no-freeze",
-        action="store_true",
-        help="leave the imports in the garbage collector's sight (a notebook's process); by "
-        "default they are frozen after import, as the `muster` command does",
-    )
+    add_freeze_flag(parser)
     args = parser.parse_args()
     KB_SESSIONS = args.kb_sessions
     print(f"kb server sessions: {KB_SESSIONS}; {freeze_note(args.no_freeze)}")

@@ -128,7 +128,7 @@ os.environ["MUSTER_POLICY_MODE"] = "healthy"
 os.environ.setdefault("MUSTER_APPROVAL_SECRET", secrets.token_hex(32))
 
 import psycopg  # noqa: E402 - after the environment is set
-from freezing import freeze_note  # noqa: E402 - bench/, beside this script
+from freezing import add_freeze_flag, freeze_note  # noqa: E402 - bench/, beside this script
 from langgraph.types import StateSnapshot  # noqa: E402
 
 from checkpoints.threads import status_of, thread_config  # noqa: E402
@@ -1230,12 +1230,7 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--top", type=int, default=15, help="functions shown per profile")
     parser.add_argument("--keep", action="store_true", help="keep the run data folder")
-    parser.add_argument(
-        "--no-freeze",
-        action="store_true",
-        help="leave the imports in the garbage collector's sight in the in-process runs; by "
-        "default they are frozen after import, as `muster batch` (and `muster worker`) does",
-    )
+    add_freeze_flag(parser)
     args = parser.parse_args()
     args.configs = [c for c in args.configs.split(",") if c]
     unknown = set(args.configs) - {"sqlite", "pg1", "pg2", "c1"}

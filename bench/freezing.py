@@ -7,7 +7,19 @@ leaves the caller's collector alone)."""
 
 from __future__ import annotations
 
+import argparse
+
 from graph.app.cli import freeze_imports
+
+
+def add_freeze_flag(parser: argparse.ArgumentParser) -> None:
+    """The `--no-freeze` flag every such benchmark takes (read by `freeze_note`)."""
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="leave the imports in the garbage collector's sight (a notebook's process); by "
+        "default they are frozen after import, as the `muster` command does",
+    )
 
 
 def freeze_note(no_freeze: bool) -> str:
