@@ -80,6 +80,7 @@ async def plan(
         # must resolve: an LLM planner cannot make an intent disappear by not planning it.
         "intents": list(reading.intents),
         "language": reading.language,
+        "unaccounted": list(reading.unaccounted),
         "order_ids": list(dict.fromkeys(order_ids)),
         "unknown_orders": shared.unknown_orders,
         "reports": shared.answered,

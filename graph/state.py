@@ -62,6 +62,10 @@ class MusterState(InputState, total=False):
     unknown_orders: list[str]
     """Subject ids the pack's fact lookup found do not exist (support: order ids the orders
     system does not know)."""
+    unaccounted: list[str]
+    """Parts of the request the pack's reader could not attribute to an intent, a subject or
+    known filler (and a disagreement between the LLM planner and the reader): the answer
+    names them and cannot be `complete` (`graph.abstain`)."""
     plan_notes: list[str]
     """What plan validation corrected (dropped duplicates, narrowed allowlists, capped budgets)."""
     reports: Annotated[list[Report], DeltaChannel(concat)]

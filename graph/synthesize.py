@@ -23,6 +23,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.answer_writer import write_with_model
+from graph.abstain import abstain
 from graph.domains import pack_for_intents
 from graph.facts import SHARED_CALL_PREFIX
 from graph.services import Services, services_for
@@ -306,10 +307,12 @@ def compose_answer(state: MusterState) -> Answer:
     whose reading produced the state's intents (`compose_answer` in its plug-in: support's
     ticket answer, incidents' triage), else `plain_answer`."""
     composer = pack_for_intents(state.get("intents") or []).hook("compose_answer")
-    if composer is None:
-        return plain_answer(state)
-    answer: Answer = composer(state)
-    return answer
+    answer: Answer = plain_answer(state) if composer is None else composer(state)
+    unaccounted = state.get("unaccounted") or []
+    if not unaccounted:
+        return answer
+    # Whatever the pack answered, the parts its reader could not account for were not.
+    return with_text(abstain(answer, unaccounted), state)
 
 
 def with_text(answer: Answer, state: MusterState) -> Answer:

@@ -2,8 +2,10 @@
 
 An order id is a run of 4 to 8 digits *introduced* as an order: by `#`, `n°`/`no.`/`nr.`, or
 the word for an order in the languages customers write in (order, commande, Bestellung,
-pedido, ordine, bestelling, encomenda, zamówienie). A bare number may be a date, a year, an
-amount or a phone number, so it is never taken on its own.
+pedido, ordine, bestelling, encomenda, zamówienie), and the ids joined to one ("orders 12345
+and 12350", "#12345 + #12350"). A bare five-digit number counts only in a sentence about an
+order (its words: "charged twice on 12345", "the parcel (12342)") and never where it reads as
+a phone number, a date, an amount, a postcode or part of a code with letters.
 
 The orders server normalises ids the same way (`servers/orders.py` cannot import this module:
 servers are reached only over MCP); `tests/test_plan.py` checks that the two agree.
@@ -40,9 +42,65 @@ ORDER_ID = re.compile(rf"{_INTRO}(\d{{4,8}})\b(?![-/.,]\d)", re.IGNORECASE)
 order (`cancel 12345`); group 1 is the digits."""
 
 
+ORDER_WORDS += (r"bestellnr", r"bestelnummer", r"ordem", r"ordre", r"ordini?", r"ord")
+_ORDER_WORD = re.compile(rf"\b(?:{'|'.join(ORDER_WORDS)})\b", re.IGNORECASE)
+ORDER_ID = re.compile(
+    rf"(?:{_INTRO}|\b(?:{'|'.join(ORDER_WORDS)})\.?\s*(?:[:#]\s*)?)(\d{{4,8}})\b(?![-/.,]\d)",
+    re.IGNORECASE,
+)
+JOINED_ID = re.compile(
+    r"\s*(?:,|\+|&|/|and|et|und|y|e|en|ou|or|oder|o|of)\s*(?:#|n[°º]\.?\s*)?(\d{4,8})\b(?![-/.,]\d)",
+    re.IGNORECASE,
+)
+"""An id joined to the one before it: "#12345 and 12350", "12345 + 12350", "12345, 12346"."""
+BARE_NUMBER = re.compile(r"(?<![\w$€£+/.,:#-])(\d{5})(?![\w%€$£]|[-/.,:]\d|\s?(?:€|eur\b|usd\b))")
+"""A bare five-digit number: not inside a date, an amount, a phone number or a code."""
+ORDER_CONTEXT = re.compile(
+    r"\b(?:order|ordered|purchase|bought|parcel|package|delivery|shipment|charged?|refund\w*"
+    r"|cancel\w*|return\w*|items?|arrived|late|delayed|shipped|tracking|invoice|receipt"
+    r"|commande|colis|achat|livraison|bestellung|bestellt|paket|lieferung|pedido|paquete"
+    r"|compra|envío|envio|ordine|pacco|spedizione|bestelling|pakket|levering|encomenda"
+    r"|pacote|entrega)\b",
+    re.IGNORECASE,
+)
+"""Words that make a sentence about an order, so a bare number in it is read as its id."""
+NOT_AN_ORDER = re.compile(
+    r"(?:\b(?:phone|tel|telephone|mobile|cell|call|ring|fax|whatsapp|zip|post ?code|postal"
+    r"|address|street|rue|straße|strasse|calle|via|straat|rua|plz|cep|cap|iban|account"
+    r"|card|tracking|téléphone|telefon|teléfono|telefono|telefoon|adresse|direcci[oó]n"
+    r"|indirizzo|adres|endereço|morada)\b[^.\n\d]{0,25}$)",
+    re.IGNORECASE,
+)
+"""Words right before a number that make it a phone, a postcode, an address or a card."""
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+
+
+def _bare_ids(text: str) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for sentence in _SENTENCE.finditer(text):
+        body = sentence.group(0)
+        if not ORDER_CONTEXT.search(body):
+            continue
+        for match in BARE_NUMBER.finditer(body):
+            before = body[: match.start()]
+            if NOT_AN_ORDER.search(before):
+                continue
+            found.append((sentence.start() + match.start(), match.group(1)))
+    return found
+
+
 def find_order_ids(text: str) -> list[str]:
     """Order ids mentioned in `text`, in order, without repeats."""
-    return list(dict.fromkeys(ORDER_ID.findall(text)))
+    found: list[tuple[int, str]] = []
+    for match in ORDER_ID.finditer(text):
+        found.append((match.start(1), match.group(1)))
+        end = match.end()
+        while joined := JOINED_ID.match(text, end):
+            found.append((joined.start(1), joined.group(1)))
+            end = joined.end()
+    taken = {position for position, _ in found}
+    found += [(at, number) for at, number in _bare_ids(text) if at not in taken]
+    return list(dict.fromkeys(number for _, number in sorted(found)))
 
 
 def normalize_order_id(value: object) -> str:

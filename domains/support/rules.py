@@ -18,25 +18,79 @@ The support pack's plug-in gives it to the loader (`graph.domains`).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
 from workers.contracts import Handoff
 from workers.roster import Roster
 
-from .intents import BY_NAME, TIMEZONE, detect_language, find_intents, is_about_an_order
-from .order_ids import find_order_ids
+from .intents import BY_NAME, TIMEZONE, pattern
+from .language import detect_language
+from .order_ids import ORDER_ID, find_order_ids
+from .reading import CLAUSE, is_other_persons, understand
+from .text_norm import normalize
+
+PERSONAL = (
+    r"my (?:\w+ )?(?:order|parcel|package|purchase|item|card|gift ?card|refund|money|statement"
+    r"|delivery|account|invoice|receipt|points|subscription|box|shipment|payment)",
+    r"i (?:\w+ )?(?:ordered|bought|paid|purchased|was charged|have one|received|got|placed)",
+    r"(?:you|they) (?:charged|sent|shipped|delivered)",
+    r"charged me",
+    r"(?:ma|mon|mes) (?:commande|colis|carte|achat|facture|remboursement|paiement|abonnement)",
+    r"j'ai (?:commande|achete|paye|recu)",
+    r"(?:meine|mein|meinen) (?:bestellung|paket|karte|rechnung|geld|lieferung|abo|zahlung)",
+    r"ich habe (?:\w+ )?(?:bestellt|gekauft|bezahlt|erhalten)",
+    r"(?:mi|mis) (?:pedido|paquete|tarjeta|factura|compra|reembolso|dinero|suscripcion)",
+    r"(?:he|hice) (?:pedido|comprado|pagado|recibido)",
+    r"(?:il mio|la mia|i miei) (?:ordine|pacco|carta|fattura|acquisto|rimborso|abbonamento)",
+    r"ho (?:ordinato|comprato|pagato|ricevuto)",
+    r"(?:mijn) (?:bestelling|pakket|kaart|factuur|aankoop|geld|abonnement)",
+    r"ik heb (?:\w+ )?(?:besteld|gekocht|betaald|ontvangen)",
+    r"(?:minha|meu|o meu|a minha) (?:encomenda|pedido|pacote|cartao|fatura|compra|dinheiro"
+    r"|assinatura)",
+    r"(?:encomendei|comprei|paguei|recebi)",
+)
+"""Phrases that make a ticket about the customer's own order, not a general question."""
 
 
+def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
+    """True when the ticket concerns the customer's own order, even if it names none; a
+    general question ("What is your returns policy?") is answered from the policy alone."""
+    if not any(BY_NAME[name].order_bound for name in intents):
+        return False
+    return bool(pattern(PERSONAL).search(normalize(own_text)))
+
+
+def _own_order_ids(own_text: str) -> tuple[str, ...]:
+    """Order ids in the customer's own words, less those of somebody else's order."""
+    ids: list[str] = []
+    for clause in CLAUSE.finditer(own_text):
+        if not is_other_persons(clause.group(0)):
+            ids += find_order_ids(clause.group(0))
+    joined = find_order_ids(own_text)  # ids joined across a clause break ("12345; 12350")
+    others = {
+        i for c in CLAUSE.finditer(own_text) if is_other_persons(c.group(0))
+        for i in find_order_ids(c.group(0))
+    }
+    return tuple(dict.fromkeys([*ids, *(i for i in joined if i not in others)]))
+
+
+@lru_cache(maxsize=256)
 def read_ticket(request: str) -> TicketReading:
-    """Everything the rules read from a ticket."""
-    intents = find_intents(request)
-    timezone = TIMEZONE.search(request)
+    """Everything the rules read from a ticket (cached: the planner and `plan` both read
+    it, and a reading is pure)."""
+    understood = understand(request, mentions_order=ORDER_ID)
+    intents = understood.intents
+    timezone = TIMEZONE.search(understood.own_text)
     return TicketReading(
         intents=intents,
-        order_ids=tuple(find_order_ids(request)),
-        language=detect_language(request),
+        order_ids=_own_order_ids(understood.own_text),
+        language=detect_language(understood.own_text or request),
         timezone=timezone.group(0) if timezone else None,
-        about_an_order=is_about_an_order(request, intents),
+        about_an_order=is_about_an_order(understood.own_text, intents),
         action_intents=tuple(i for i in intents if BY_NAME[i].needs_order),
+        unaccounted=understood.unaccounted,
+        confidence=understood.confidence,
     )
 
 
@@ -87,7 +141,8 @@ def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
             f"Find the policy on {topic.replace('_', ' ')} that applies.",
             {"topic": topic},
         )
-    articles = dict.fromkeys(a for i in intents for a in BY_NAME[i].articles_for(request))
+    own = normalize(understand(request).own_text)
+    articles = dict.fromkeys(a for i in intents for a in BY_NAME[i].articles_for(own))
     if not articles:
         # Nothing in the KB is known to answer it: comms searches for the wording instead.
         add(

@@ -39,3 +39,9 @@ class TicketReading:
     action_intents: tuple[str, ...] = ()
     """The intents a packet must carry when its worker may propose actions, whoever planned
     it (`graph.plan.with_intents`); support: the order-bound ones."""
+    unaccounted: tuple[str, ...] = ()
+    """Parts of the request (clauses, as written) that ask for something the reading could
+    not attribute to an intent or a subject: the answer names them and cannot be `complete`
+    without a human (`graph.abstain`)."""
+    confidence: float = 1.0
+    """How much of what the request asks the reading accounts for, 0 to 1."""

@@ -1,0 +1,60 @@
+"""Which of the seven languages a ticket is written in, by its most common small words.
+
+The reply must go out in the customer's language, so a non-English ticket always needs a
+human (LABELS.md); the words are folded like the intent phrases (`text_norm.fold`), so a
+ticket typed without accents reads the same.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .text_norm import fold
+
+ENGLISH = "English"
+WORDS: dict[str, frozenset[str]] = {
+    ENGLISH: frozenset(
+        "the and my was is it i you to a of for on not have has please what can order charged "
+        "with this that me be are your we hi hello thanks would could did got still just but "
+        "when where why how its im ive dont".split()
+    ),
+    "French": frozenset(
+        "le la les je mon ma mes est et pas une un des pour vous avec commande ete merci "
+        "bonjour svp j'ai ai du au ce cette qui que mais toujours deja aussi tres votre nous "
+        "colis suis avez fait".split()
+    ),
+    "German": frozenset(
+        "der die das ich mein meine ist und nicht ein eine fuer sie mit bitte bestellung habe "
+        "wurde danke hallo auch noch schon aber wie wo was mir mich es ihr ihre wir haben bei "
+        "sehr zu von dem den".split()
+    ),
+    "Spanish": frozenset(
+        "el la los las mi mis es y no un una para usted con pedido he sido gracias hola por "
+        "favor que pero me lo se del al muy ya todavia esta han hace".split()
+    ),
+    "Italian": frozenset(
+        "il lo la gli le mio mia e non un una per con ordine ho stato grazie ciao che sono "
+        "del della ma mi ancora gia buongiorno vorrei perche anche questo".split()
+    ),
+    "Dutch": frozenset(
+        "de het een ik mijn is en niet voor u met bestelling heb werd bedankt hallo "
+        "alstublieft dat maar nog al wel ook mij graag jullie zijn wat waar hoe geen".split()
+    ),
+    "Portuguese": frozenset(
+        "o a os as meu minha e nao um uma para voce com encomenda pedido foi obrigado obrigada "
+        "ola que mas ainda ja do da no na eu me por favor esta tenho".split()
+    ),
+}
+"""Common words of each language the planner reads (folded)."""
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+
+
+def detect_language(text: str) -> str:
+    """The ticket's language, by its most common small words (English when unsure)."""
+    words = _WORD.findall(fold(text))
+    best, score = ENGLISH, sum(w in WORDS[ENGLISH] for w in words)
+    for language, vocabulary in WORDS.items():
+        hits = sum(w in vocabulary for w in words)
+        if hits > score:
+            best, score = language, hits
+    return best

@@ -1,0 +1,79 @@
+"""The customer's own words: a ticket without what it quotes, forwards or signs off with.
+
+A ticket often carries text that is not its request: an earlier agent reply quoted under the
+customer's answer (`> …`, "On Tue, Support wrote:"), a forwarded e-mail, a signature, a
+phone's "Sent from my iPhone", a legal footer. An intent, an order id or a demand found only
+there is not the customer's (an agent's offer to cancel, quoted back, is not a request to
+cancel). `own_words` keeps the text before the first such marker, minus quoted lines and
+sign-offs; when nothing is left (a ticket that *is* a forward with no note), it keeps the
+forwarded body, which is then the only request there is.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WROTE = (
+    r"wrote|a écrit|a ecrit|schrieb|escribió|escribio|ha scritto|schreef|escreveu"
+)
+REPLY_HEADER = re.compile(
+    rf"^\s*(?:on|le|am|el|il|op|em|de)\b[^\n]{{0,160}}\b(?:{_WROTE})\s*:?\s*$"
+    rf"|^\s*[^\n]{{0,80}}<[^>\n]+@[^>\n]+>\s*(?:{_WROTE})\s*:?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""The line that introduces a quoted earlier message ("On Mon, Support <…> wrote:")."""
+FORWARD_HEADER = re.compile(
+    r"^\s*(?:-{2,}\s*)?(?:original message|forwarded message|message d'origine|message transféré"
+    r"|ursprüngliche nachricht|weitergeleitete nachricht|mensaje original|mensaje reenviado"
+    r"|messaggio originale|messaggio inoltrato|oorspronkelijk bericht|doorgestuurd bericht"
+    r"|mensagem original|mensagem encaminhada|begin forwarded message)\b[^\n]*$"
+    r"|^\s*(?:from|de|von|da|van)\s*:\s*[^\n]*@[^\n]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""The line that starts a forwarded or original message."""
+SIGNATURE_START = re.compile(
+    r"^\s*(?:--\s*|__+\s*|sent from my [^\n]*|envoyé de mon [^\n]*|von meinem [^\n]*gesendet"
+    r"|enviado desde mi [^\n]*|inviato da [^\n]*|verzonden (?:vanaf|met) [^\n]*"
+    r"|enviado do meu [^\n]*"
+    r"|(?:this|the information in this) (?:e-?mail|message)[^\n]*(?:confidential|intended)"
+    r"[^\n]*|confidentiality notice[^\n]*|disclaimer\s*:[^\n]*"
+    r"|ce (?:message|courriel)[^\n]*confidentiel[^\n]*"
+    r"|diese (?:e-mail|nachricht)[^\n]*vertraulich[^\n]*)$",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""The line a signature, a phone's sign-off or a legal footer starts with."""
+CLOSING = re.compile(
+    r"^\s*(?:(?:kind |best |warm |many )?(?:regards|wishes)|best|cheers|thanks(?: again)?"
+    r"|thank you(?: in advance)?|many thanks|sincerely|yours(?: sincerely| truly)?"
+    r"|cordialement|bien (?:à vous|cordialement)|salutations|merci(?: d'avance)?"
+    r"|mit freundlichen grüßen|mit freundlichen gruessen|viele grüße|viele gruesse|lg|mfg"
+    r"|gruß|grüße|danke(?: im voraus)?"
+    r"|saludos(?: cordiales)?|un saludo|atentamente|gracias(?: de antemano)?"
+    r"|cordiali saluti|distinti saluti|saluti|grazie(?: mille)?"
+    r"|met vriendelijke groet(?:en)?|groet(?:en|jes)?|mvg|bedankt|alvast bedankt"
+    r"|atenciosamente|cumprimentos|abraço|obrigad[oa])\s*[,.!]?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A sign-off on a line of its own; what follows it (a name, a phone) is the signature."""
+
+
+def _cut(text: str, pattern: re.Pattern[str]) -> str:
+    match = pattern.search(text)
+    return text[: match.start()] if match else text
+
+
+def own_words(text: str) -> str:
+    """The part of a ticket the customer wrote now (see the module docstring)."""
+    head = _cut(_cut(text, REPLY_HEADER), FORWARD_HEADER)
+    if not head.strip():  # a bare forward: the forwarded body is the request
+        match = FORWARD_HEADER.search(text)
+        head = text[match.end() :] if match else text
+        head = re.sub(r"(?im)^\s*(?:from|to|sent|date|subject|de|von|an|para|à)\s*:.*$", "", head)
+    head = _cut(head, SIGNATURE_START)
+    lines = [line for line in head.splitlines() if not line.lstrip().startswith(">")]
+    kept: list[str] = []
+    for line in lines:
+        if CLOSING.match(line) and kept:
+            break  # the sign-off: the name and phone under it are not the request
+        kept.append(line)
+    return "\n".join(kept).strip()

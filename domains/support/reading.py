@@ -1,0 +1,181 @@
+"""Reading a ticket in context: which intents its own words express, clause by clause, and
+which of its requests nobody accounted for.
+
+The steps, each for a way tickets were misread:
+
+1. Only the customer's own words count (`own_words`: no quoted reply, forward or signature).
+2. They are matched as `text_norm.normalize` spells them (accents, umlauts, typos).
+3. They are split into clauses; an intent's phrase found in a clause counts unless the
+   intent is `negatable` and the clause negates it ("please don't cancel", "no need for a
+   refund", "bitte nicht stornieren", "annuleer hem niet").
+4. Every clause that *asks* for something (a question, "please", "can you", "I want" in any
+   of the seven languages) must be accounted for by an intent, or by naming an order; what is
+   left is `unaccounted`, and the answer cannot be `complete` without a human (principle 10).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .intents import BY_NAME, INTENTS, Intent, pattern
+from .own_words import own_words
+from .text_norm import fold, normalize
+
+CLAUSE = re.compile(r"[^.!?;\n]+[.!?;]*")
+"""A clause: text up to a sentence end, a semicolon or a line break."""
+
+_NEGATION_FILLER = (
+    r"(?:want|wanna|need|wish|like|to|a|any|the|it|this|that|my|me|please|pls|have|going|plan"
+    r"|planning|be|ask|asking|for|request|requesting|longer|anymore|so|you|we|i|je|veux|pas"
+    r"|plus|la|le|les|l'|ich|will|moechte|bitte|es|sie|die|den|quiero|hace|falta|necesito"
+    r"|deseo|lo|los|me|voglio|di|serve|piu|wil|het|hem|hoeft|te|quero|o|os|precisa|mais"
+    r"|more|nada|rien|un|une|einen|eine|kein|keine|una|uno|um|uma|een)"
+)
+NEGATED_BEFORE = re.compile(
+    r"(?<![\w])(?:don'?t|dont|do not|doesn'?t|does not|did not|didn'?t|won'?t|no need|not|never"
+    r"|no longer|without|ne|n'|pas besoin|pas la peine|inutile|nicht|kein|keine|no hace falta"
+    r"|no|non|niet|geen|hoeft niet|nao|nem)"
+    rf"(?:\s+{_NEGATION_FILLER}|\s*(?:d'|l'))*\s*$"
+)
+"""A negation cue right before an intent's phrase, with only small words between."""
+NEGATED_AFTER = re.compile(
+    r"^\w*\s+(?:(?:sie|es|die bestellung|ihn|hem|het|de bestelling|deze|bitte|alsjeblieft"
+    r"|aub|pas|plus)\s+)*(?:nicht|niet|pas)\b"
+)
+"""A negation right after the verb ("stornieren Sie nicht", "annuleer hem niet")."""
+
+ASKS = re.compile(
+    r"\?|(?<![\w])(?:please|pls|plz|can you|could you|can i|could i|would you|will you|i want"
+    r"|i need|i'?d like|i would like|i wish|i demand|i expect|help|how (?:do|can|long|much)"
+    r"|what (?:is|are|do|can|should)|when (?:will|can|do)|why|is it possible|let me know"
+    r"|kindly|asap|urgent"
+    r"|pourriez|pouvez|pourrais|je voudrais|je veux|j'aimerais|merci de|svp|s'il vous plait"
+    r"|comment|pourquoi|est-ce que|quand"
+    r"|koennen sie|koenntet|ich moechte|ich will|ich haette gern|bitte|wie (?:kann|lange|viel)"
+    r"|warum|wann|ich brauche"
+    r"|puede|pueden|podrian|podria|quiero|quisiera|necesito|por favor|como|cuando|por que"
+    r"|potete|potreste|puo|vorrei|voglio|per favore|come|quando|perche|mi serve"
+    r"|kunt u|kun je|kunnen jullie|ik wil|ik zou graag|graag|alstublieft|alsjeblieft|hoe|wanneer"
+    r"|waarom|ik heb .{0,20} nodig"
+    r"|podem|poderiam|pode|gostaria|quero|preciso|por favor|como|quando|porque)(?![\w])"
+)
+"""A clause that asks for something (a question, a request), in the seven languages."""
+COURTESY = re.compile(
+    r"^\W*(?:hi|hello|hey|dear\b.*|good (?:morning|afternoon|evening)|greetings|hiya"
+    r"|thanks?(?: you)?(?: (?:so much|a lot|in advance|for (?:your|the) help))?|cheers"
+    r"|(?:kind |best )?regards|please help(?: me)?|help|(?:any )?help (?:please|appreciated)"
+    r"|i hope you(?:'re| are) (?:well|doing well)|hope you(?:'re| are) well|urgent|asap"
+    r"|bonjour|bonsoir|salut|madame|monsieur|merci(?: d'avance| beaucoup)?|cordialement"
+    r"|hallo|guten (?:tag|morgen|abend)|sehr geehrte.*|liebe.*|danke(?: schoen| im voraus)?"
+    r"|hola|buen(?:os|as) (?:dias|tardes|noches)|estimad[oa]s?.*|gracias(?: de antemano)?"
+    r"|ciao|buongiorno|buonasera|salve|gentil[ei].*|grazie(?: mille| in anticipo)?"
+    r"|hoi|goedemiddag|goedemorgen|beste.*|geachte.*|bedankt|dank ?u(?: wel)?"
+    r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa])\W*$"
+)
+"""A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
+OTHER_PERSON = re.compile(
+    r"(?<![\w])(?:my (?:friend|neighbou?r|colleague|sister|brother|mum|mom|mother|father|dad"
+    r"|wife|husband|partner|son|daughter|cousin|flatmate|roommate)(?:'s)?|someone else'?s"
+    r"|another customer'?s|a friend'?s|for (?:a|my) friend)(?![\w])"
+)
+"""A clause about somebody else's order: its id is not this customer's subject."""
+
+
+@dataclass(frozen=True)
+class ClauseReading:
+    """What one clause of the customer's own words says."""
+
+    text: str
+    """The clause as the customer wrote it."""
+    intents: tuple[str, ...]
+    """Intents its phrases express (negated ones left out)."""
+    negated: tuple[str, ...]
+    """Intents it mentions only to say the customer does not want them."""
+    asks: bool
+    """Whether it asks for something (a question or a request)."""
+
+
+@dataclass(frozen=True)
+class Understanding:
+    """The whole reading of a ticket's own words."""
+
+    own_text: str
+    """The customer's own words (no quoted reply, forward or signature)."""
+    clauses: tuple[ClauseReading, ...]
+    """Each clause, in order."""
+    intents: tuple[str, ...]
+    """Every intent expressed, in table order; redundant readings dropped."""
+    unaccounted: tuple[str, ...]
+    """Clauses that ask for something no intent accounts for."""
+
+    @property
+    def confidence(self) -> float:
+        """The share of asking clauses an intent accounts for (1.0 when none asks)."""
+        asking = [c for c in self.clauses if c.asks and not COURTESY.match(fold(c.text))]
+        if not asking:
+            return 1.0 if self.intents else 0.0
+        return 1.0 - len(self.unaccounted) / len(asking)
+
+
+def _negated(intent: Intent, clause: str, start: int, end: int) -> bool:
+    if not intent.negatable:
+        return False
+    return bool(NEGATED_BEFORE.search(clause[:start]) or NEGATED_AFTER.match(clause[end - 1 :]))
+
+
+def read_clause(text: str) -> ClauseReading:
+    """The intents one clause expresses and whether it asks for something."""
+    norm = normalize(text)
+    found: list[str] = []
+    negated: list[str] = []
+    for intent in INTENTS:
+        matches = list(pattern(intent.phrases).finditer(norm))
+        if not matches:
+            continue
+        if all(_negated(intent, norm, m.start(), m.end()) for m in matches):
+            negated.append(intent.name)
+        else:
+            found.append(intent.name)
+    return ClauseReading(
+        text=text.strip(),
+        intents=tuple(found),
+        negated=tuple(negated),
+        asks=bool(ASKS.search(norm)),
+    )
+
+
+def _resolve_redundant(found: list[str]) -> tuple[str, ...]:
+    return tuple(
+        name
+        for intent in INTENTS
+        if (name := intent.name) in found
+        and not any(other in found for other in BY_NAME[name].unless)
+    )
+
+
+def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -> Understanding:
+    """Read a ticket (see the module docstring); `mentions_order` finds an order id in a
+    clause, which accounts for a clause that only names its subject."""
+    own = own_words(request)
+    clauses = tuple(read_clause(m.group(0)) for m in CLAUSE.finditer(own) if m.group(0).strip())
+    found = [name for clause in clauses for name in clause.intents]
+    intents = _resolve_redundant(found)
+    unaccounted: list[str] = []
+    for clause in clauses:
+        if clause.intents or clause.negated or not clause.asks:
+            continue
+        folded = fold(clause.text)
+        if COURTESY.match(folded):
+            continue
+        if mentions_order is not None and mentions_order.search(clause.text) and len(folded) < 40:
+            continue
+        unaccounted.append(clause.text)
+    return Understanding(
+        own_text=own, clauses=clauses, intents=intents, unaccounted=tuple(unaccounted)
+    )
+
+
+def is_other_persons(clause: str) -> bool:
+    """True when the clause is about somebody else's order, not the customer's own."""
+    return bool(OTHER_PERSON.search(fold(clause)))
