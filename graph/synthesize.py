@@ -22,8 +22,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.answer_writer import write_with_model
 from graph.abstain import abstain
+from graph.answer_writer import write_with_model
 from graph.domains import pack_for_intents
 from graph.facts import SHARED_CALL_PREFIX
 from graph.services import Services, services_for

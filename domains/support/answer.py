@@ -29,6 +29,7 @@ from graph.synthesize import (
 from workers.contracts import Answer, ProposedAction
 
 from .facts_read import TicketFacts, money, read_facts
+from .intents import BY_NAME
 from .resolve import Resolver, proposals_from
 
 LABELS = AnswerLabels(
@@ -110,6 +111,7 @@ def compose_answer(state: MusterState) -> Answer:
         or any(r.strategy == "escalate" for r in recoveries)
         or escalation is not None
         or "complaint" in intents
+        or any(BY_NAME[i].to_human for i in intents if i in BY_NAME)
         or status == "failed"
         or not intents
         or unresolved_without_order

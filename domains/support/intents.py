@@ -47,6 +47,9 @@ class Intent:
     """True when "don't …", "no need to …" in front of a phrase means the customer does not
     ask for it (cancellation, refund); for the others a negation is part of the phrase
     ("has not arrived")."""
+    not_after: tuple[str, ...] = ()
+    """Phrases that, right before one of this intent's phrases, mean it is not asked for
+    ("I picked the *wrong colour*" is the customer's slip, not a wrong item sent)."""
     to_human: bool = False
     """Resolved by handing the ticket to a person under the policy or article that applies
     (no tool can act on it): the answer always needs a human."""
@@ -76,6 +79,8 @@ INTENTS: tuple[Intent, ...] = (
             r"duplicate",
             r"(?:billed|taken|debited|deducted|paid|hit) (?:me )?twice",
             r"second (?:charge|payment|debit|transaction)",
+            r"(?:two|2|double|multiple) (?:\w+ )?(?:authori[sz]ations|holds|pending (?:charges|payments))",
+            r"(?:only|just) (?:checked out|paid|ordered) once",
             r"same (?:amount|charge|payment) (?:twice|two times|again)",
             r"charged (?:again|a second time)",
             r"deux (?:fois|prelevements|debits|paiements)",
@@ -106,6 +111,7 @@ INTENTS: tuple[Intent, ...] = (
         policy_topics=("duplicate_charge",),
         kb_articles=("KB-201",),
         label="duplicate charge",
+        unless=("subscription",),
     ),
     Intent(
         "refund_request",
@@ -115,6 +121,9 @@ INTENTS: tuple[Intent, ...] = (
             r"difference back",
             r"refund(?!ed)",
             r"money back",
+            r"reverse (?:the|this|that) (?:[\w-]+ )?(?:charge|debit|payment|transaction)",
+            r"want \$[\d.,]+",
+            r"\$[\d.,]+ (?:for|to cover) (?:the|my|all)",
             r"my money",
             r"reimburs",
             r"pay me back",
@@ -156,7 +165,10 @@ INTENTS: tuple[Intent, ...] = (
     Intent(
         "cancellation",
         (
-            r"cancel(?!led (?:order|orders)\b)",
+            r"cancel(?!l?ed\b)",
+            r"(?:want|need|get|have|like) (?:it|this|that|them|the order|my order|order \S+) cancell?ed",
+            r"cancell?ed (?:please|asap|immediately|right away|today)",
+            r"stop (?:it|the order|the parcel|the shipment|the delivery|them) before",
             r"call (?:it|the order|this) off",
             r"(?:stop|halt) (?:the |my )?(?:order|shipment|delivery)",
             r"(?:don'?t|do not) (?:want|need) (?:the |this |my )?order anymore",
@@ -200,7 +212,7 @@ INTENTS: tuple[Intent, ...] = (
             r"never (?:arrived|came|received|showed up|got it|turned up|got here)",
             r"still not (?:delivered|here|arrived)",
             r"still (?:no|nothing|haven'?t)",
-            r"where(?:'s| is) (?:my|the|order|it)",
+            r"where(?:'s| is) (?:my|the|order|it)(?! (?:refund|money|rest|credit|points))",
             r"where (?:are|is) (?:my|the) (?:things|stuff|items?|parcel|package|order)",
             r"when (?:will|is|does|can) (?:my |the |it )?(?:order|parcel|package|item|it)?\s?"
             r"(?:arrive|be delivered|ship|come|get here)",
@@ -213,6 +225,8 @@ INTENTS: tuple[Intent, ...] = (
             r"waiting (?:for|on) (?:my|the) (?:order|parcel|package|delivery)",
             r"not received",
             r"stuck (?:in transit|at)",
+            r"(?:hasn'?t|has not|not|haven'?t) (?:budged|moved|changed|been updated|updated)",
+            r"(?:still |just )?(?:says|shows) (?:'|\")?in transit",
             r"has(?:n'?t| not) (?:moved|been updated)",
             r"(?:pas|jamais) (?:encore )?(?:recu|arrive|livre)",
             r"en retard",
@@ -301,6 +315,7 @@ INTENTS: tuple[Intent, ...] = (
             ),
         ),
         label="late or missing delivery",
+        unless=("loyalty_points",),
     ),
     Intent(
         "damaged_item",
@@ -310,6 +325,7 @@ INTENTS: tuple[Intent, ...] = (
             r"arrived (?:broken|smashed|cracked|in pieces|shattered|dented|torn|ripped|bent)",
             r"(?:broken|cracked|smashed|shattered) (?:on arrival|when it arrived|in the box"
             r"|in transit|screen|glass|lid|handle|leg)",
+            r"(?:was|were|is|are) (?:broken|cracked|bent|torn) (?:when|on) (?:it |they )?(?:came|arrived|delivery)",
             r"came (?:broken|smashed|cracked|in pieces|damaged)",
             r"in pieces",
             r"smashed",
@@ -423,6 +439,9 @@ INTENTS: tuple[Intent, ...] = (
         (
             r"not the [^.?!]{0,40} i (?:ordered|bought|paid for)",
             r"right (?:thing|item|one|size|colou?r|model) (?:was )?(?:sent|delivered)",
+            r"(?:got|received|sent|delivered|came|contained)\b[^.?!]{0,40}\binstead",
+            r"instead (?:it|they|there|we|i) (?:contained|got|received|was|were|had)",
+            r"did(?:n'?t| not) contain",
             r"wrong (?:item|product|model|thing|article|size|colou?r|one|book|order|parcel"
             r"|package|version)",
             r"(?:received|sent|got|delivered|shipped|arrived with|came with|packed|gave) (?:me |us )?"
@@ -457,11 +476,12 @@ INTENTS: tuple[Intent, ...] = (
         policy_topics=("returns",),
         kb_articles=("KB-103",),
         label="wrong item",
+        not_after=(r"i (?:picked|chose|ordered|selected|clicked|bought|put|typed) (?:the |a )?$",),
     ),
     Intent(
         "return_request",
         (
-            r"send (?:it |them |this |these |the \w+ )?back",
+            r"send (?:[\w-]+ ){0,4}back",
             r"return",
             r"exchange",
             r"swap (?:it|them|for)",
@@ -497,20 +517,24 @@ INTENTS: tuple[Intent, ...] = (
             r"ruilen",
             r"omruilen",
             r"devolucao",
-            r"devolver",
+            r"devolver (?:o|a|os|as) (?:produto|artigo|item|encomenda)",
             r"trocar",
             r"troca\b",
         ),
         policy_topics=("returns",),
         kb_articles=("KB-103",),
         label="return",
-        unless=("damaged_item", "defective_item", "wrong_item"),
+        unless=("damaged_item", "defective_item", "wrong_item", "cancellation"),
         negatable=True,
     ),
     Intent(
         "price_error",
         (
             r"price match",
+            r"match (?:\w+ ){0,2}prices?",
+            r"difference back",
+            r"(?:it'?s|now|is now) \$?[\d.,]+ (?:on|at|in) (?:your|the)",
+            r"(?:said|showed|listed|advertised|was) \$[\d.,]+ (?:but|and|yet)",
             r"match (?:the|their|a) price",
             r"price (?:looks |is |was )?(?:wrong|different|higher|incorrect)",
             r"wrong price",
@@ -731,7 +755,7 @@ INTENTS: tuple[Intent, ...] = (
             r"(?:store|account) credit",
             r"gesture",
             r"make (?:it|this) up to me",
-            r"for (?:the|my) (?:trouble|inconvenience|hassle)",
+            r"credit note",
             r"(?:voucher|discount|coupon) (?:for|to make up)",
             r"something (?:for|to make up for) (?:the|my) (?:trouble|inconvenience|wait)",
             r"dedommag",
@@ -820,11 +844,14 @@ INTENTS: tuple[Intent, ...] = (
             r"onvolledig",
             r"(?:faltou|faltava)",
         ),
+        kb_articles=("KB-110",),
         label="missing item",
     ),
     Intent(
         "address_change",
         (
+            r"typo in (?:my|the) (?:delivery |shipping )?address",
+            r"address (?:is|was) (?:wrong|incorrect)",
             r"(?:change|update|correct|amend|fix|edit) (?:the |my )?(?:delivery |shipping |postal )?"
             r"address",
             r"(?:wrong|old|incorrect) (?:delivery |shipping )?address",
@@ -851,6 +878,7 @@ INTENTS: tuple[Intent, ...] = (
             r"(?:novo|nova) (?:endereco|morada)",
             r"(?:endereco|morada) (?:errad|incorret)",
         ),
+        kb_articles=("KB-105",),
         label="address change",
     ),
     Intent(
@@ -859,7 +887,9 @@ INTENTS: tuple[Intent, ...] = (
             r"(?:didn'?t|did not|never) (?:place|make|order|authori[sz]e|buy|purchase)",
             r"(?:not|wasn'?t) (?:me|placed by me|authori[sz]ed)",
             r"unauthori[sz]ed",
-            r"(?:hacked|compromised|taken over|someone (?:else )?(?:used|got into|logged into|is using))",
+            r"(?:hacked|compromised|taken over)",
+            r"someone (?:else )?(?:has been |is |was )?(?:using|used|got into|logged into|accessed)",
+            r"(?:never|didn'?t|did not) (?:bought|ordered)",
             r"(?:account|card) (?:was |has been )?(?:hacked|compromised|stolen)",
             r"fraud",
             r"suspicious (?:order|activity|charge|login)",
@@ -887,6 +917,7 @@ INTENTS: tuple[Intent, ...] = (
             r"invadid",
             r"hackead",
         ),
+        kb_articles=("KB-208",),
         label="unauthorised order",
         needs_order=False,
         to_human=True,
@@ -914,12 +945,15 @@ INTENTS: tuple[Intent, ...] = (
             r"fatura",
             r"nota fiscal",
         ),
+        kb_articles=("KB-210",),
         label="invoice",
+        negatable=True,
     ),
     Intent(
         "loyalty_points",
         (
             r"(?:loyalty|reward|rewards|bonus) (?:points?|program|scheme|card)",
+            r"points (?:for|from|on) (?:order|my|the|this)",
             r"(?:my|\d+|the|of) (?:loyalty |reward )?points",
             r"points? (?:balance|missing|haven'?t|not)",
             r"points? de fidelite",
@@ -934,6 +968,7 @@ INTENTS: tuple[Intent, ...] = (
             r"pontos",
             r"fidelidade",
         ),
+        kb_articles=("KB-206",),
         label="loyalty points",
         needs_order=False,
         order_bound=False,
@@ -961,6 +996,7 @@ INTENTS: tuple[Intent, ...] = (
             r"recusad",
             r"(?:pagamento|cartao) (?:nao )?(?:aprovado|passa|falhou)",
         ),
+        kb_articles=("KB-209",),
         label="declined payment",
         needs_order=False,
         order_bound=False,
@@ -969,6 +1005,8 @@ INTENTS: tuple[Intent, ...] = (
         "subscription",
         (
             r"subscri",
+            r"(?:my|the) sub\b",
+            r"pause (?:my|the) (?:sub|plan|membership|box|deliveries)",
             r"auto-?renew",
             r"(?:monthly|annual|recurring) (?:plan|membership|charge|payment|box)",
             r"membership",
@@ -984,6 +1022,7 @@ INTENTS: tuple[Intent, ...] = (
             r"verlenging",
             r"verlaenger",
         ),
+        kb_articles=("KB-207",),
         label="subscription",
         needs_order=False,
         order_bound=False,

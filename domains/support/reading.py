@@ -119,6 +119,8 @@ class Understanding:
 
 
 def _negated(intent: Intent, clause: str, start: int, end: int) -> bool:
+    if intent.not_after and pattern(intent.not_after).search(clause[:start]):
+        return True
     if not intent.negatable:
         return False
     return bool(NEGATED_BEFORE.search(clause[:start]) or NEGATED_AFTER.match(clause[end - 1 :]))

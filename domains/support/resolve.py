@@ -18,6 +18,7 @@ from workers.contracts import ActionRecord, Claim, ProposedAction, ResolutionSte
 
 from .facts_read import Cited, TicketFacts, money
 from .intents import BY_NAME
+from .resolve_routed import RoutedResolutions
 
 AGENT_INSTRUCTION = re.compile(
     r"^(?:Offer|Open|Escalate|Log|Refund|Send|Check|Ask|Confirm|Issue|Agents?|After \d+|"
@@ -28,6 +29,12 @@ DEFECT_WINDOW_DAYS = 14
 """POL-RET-002: damaged or defective items may be returned within 14 days of delivery."""
 RETURN_WINDOW_DAYS = 30
 """POL-RET-002: unused items may be returned within 30 days of delivery."""
+ANSWERABLE_WITHOUT_ORDER = frozenset(
+    {"cancellation", "return_request", "price_error", "missing_item", "address_change",
+     "invoice", "keep_order", "goodwill_credit"}
+)
+"""Intents a general question about is answered from the policy or article alone; asked
+about the customer's own order with no id, billing asks which order instead."""
 INTENT_TOPIC = {
     "duplicate_charge": "duplicate_charge",
     "refund_request": "refunds",
@@ -40,6 +47,8 @@ INTENT_TOPIC = {
     "price_error": "price_match",
     "gift_card": "gift_cards",
     "complaint": "escalation",
+    "goodwill_credit": "goodwill_credit",
+    "keep_order": "cancellation",
 }
 """The policy topic whose rule decides each intent."""
 
@@ -98,7 +107,7 @@ def _policy_line(policy: Cited) -> str:
     return f"{policy.data.get('policy_id', '?')}{snapshot}: {policy.data.get('text', '')}"
 
 
-class Resolver:
+class Resolver(RoutedResolutions):
     """Builds the resolution of one ticket from its facts; one method per intent."""
 
     def __init__(
@@ -242,11 +251,7 @@ class Resolver:
             return True
         if self.order_ids:
             return False  # an order is named but its record is missing: handled per intent
-        if BY_NAME[intent].policy_topics and intent in (
-            "cancellation",
-            "return_request",
-            "price_error",
-        ):
+        if intent in ANSWERABLE_WITHOUT_ORDER:
             return False  # a question about the policy itself, answerable without an order
         self.open(
             intent,
