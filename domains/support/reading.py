@@ -30,13 +30,15 @@ _NEGATION_FILLER = (
     r"|planning|be|ask|asking|for|request|requesting|longer|anymore|so|you|we|i|je|veux|pas"
     r"|plus|la|le|les|l'|ich|will|moechte|bitte|es|sie|die|den|quiero|hace|falta|necesito"
     r"|deseo|lo|los|me|voglio|di|serve|piu|wil|het|hem|hoeft|te|quero|o|os|precisa|mais"
-    r"|more|nada|rien|un|une|einen|eine|kein|keine|una|uno|um|uma|een)"
+    r"|more|nada|rien|un|une|einen|eine|kein|keine|una|uno|um|uma|een|or|nor|and|either|even|really"
+    r"|actually|just|go|ahead|with|proceed|cancel|cancelling|refund|return)"
 )
 NEGATED_BEFORE = re.compile(
     r"(?<![\w])(?:don'?t|dont|do not|doesn'?t|does not|did not|didn'?t|won'?t|no need|not|never"
     r"|no longer|without|ne|n'|pas besoin|pas la peine|inutile|nicht|kein|keine|no hace falta"
     r"|no|non|niet|geen|hoeft niet|nao|nem)"
     rf"(?:\s+{_NEGATION_FILLER}|\s*(?:d'|l'))*\s*$"
+    r"|(?<![\w])(?:don'?t|do not|no|not) (?:need|want|asking for|after)\b[^.,;!?]{0,40}$"
 )
 """A negation cue right before an intent's phrase, with only small words between."""
 NEGATED_AFTER = re.compile(
@@ -126,12 +128,15 @@ def _negated(intent: Intent, clause: str, start: int, end: int) -> bool:
     return bool(NEGATED_BEFORE.search(clause[:start]) or NEGATED_AFTER.match(clause[end - 1 :]))
 
 
-def read_clause(text: str) -> ClauseReading:
-    """The intents one clause expresses and whether it asks for something."""
+def read_clause(text: str, context: str = "") -> ClauseReading:
+    """The intents one clause expresses and whether it asks for something; `context` is the
+    whole ticket, normalised (an intent's `only_with` phrases are looked for there)."""
     norm = normalize(text)
     found: list[str] = []
     negated: list[str] = []
     for intent in INTENTS:
+        if intent.only_with and not pattern(intent.only_with).search(context):
+            continue
         matches = list(pattern(intent.phrases).finditer(norm))
         if not matches:
             continue
@@ -160,7 +165,10 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     """Read a ticket (see the module docstring); `mentions_order` finds an order id in a
     clause, which accounts for a clause that only names its subject."""
     own = own_words(request)
-    clauses = tuple(read_clause(m.group(0)) for m in CLAUSE.finditer(own) if m.group(0).strip())
+    context = normalize(request)
+    clauses = tuple(
+        read_clause(m.group(0), context) for m in CLAUSE.finditer(own) if m.group(0).strip()
+    )
     found = [name for clause in clauses for name in clause.intents]
     intents = _resolve_redundant(found)
     unaccounted: list[str] = []
