@@ -31,14 +31,17 @@ _NEGATION_FILLER = (
     r"|plus|la|le|les|l'|ich|will|moechte|bitte|es|sie|die|den|quiero|hace|falta|necesito"
     r"|deseo|lo|los|me|voglio|di|serve|piu|wil|het|hem|hoeft|te|quero|o|os|precisa|mais"
     r"|more|nada|rien|un|une|einen|eine|kein|keine|una|uno|um|uma|een|or|nor|and|either|even|really"
-    r"|actually|just|go|ahead|with|proceed|cancel|cancelling|refund|return)"
+    r"|actually|just|go|ahead|with|proceed|cancel|cancelling|refund|return|il|el|der|das|de|het|o"
+    r"|demande|demandons|any|een|um)"
 )
 NEGATED_BEFORE = re.compile(
     r"(?<![\w])(?:don'?t|dont|do not|doesn'?t|does not|did not|didn'?t|won'?t|no need|not|never"
     r"|no longer|without|ne|n'|pas besoin|pas la peine|inutile|nicht|kein|keine|no hace falta"
     r"|no|non|niet|geen|hoeft niet|nao|nem)"
     rf"(?:\s+{_NEGATION_FILLER}|\s*(?:d'|l'))*\s*$"
-    r"|(?<![\w])(?:don'?t|do not|no|not) (?:need|want|asking for|after)\b[^.,;!?]{0,40}$"
+    r"|(?<![\w])(?:(?:don'?t|do not|no|not) (?:need|want|asking for|after)|ne (?:demande|veux)"
+    r" pas|non (?:voglio|chiedo)|no (?:quiero|pido|necesito)|(?:will|moechte|brauche) kein\w*"
+    r"|(?:wil|hoef) geen|nao (?:quero|preciso|peco))\b[^.,;!?]{0,40}$"
 )
 """A negation cue right before an intent's phrase, with only small words between."""
 NEGATED_AFTER = re.compile(
@@ -76,6 +79,11 @@ COURTESY = re.compile(
     r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa])\W*$"
 )
 """A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
+THANKS = re.compile(
+    r"(?<![\w])(?:thanks|thank you|thx|cheers|merci|danke|gracias|grazie|bedankt|dank u|dank je"
+    r"|obrigad[oa])(?![\w])"
+)
+"""A thank-you: a ticket of only thanks and statements asks nothing (acknowledgement)."""
 OTHER_PERSON = re.compile(
     r"(?<![\w])(?:my (?:friend|neighbou?r|colleague|sister|brother|mum|mom|mother|father|dad"
     r"|wife|husband|partner|son|daughter|cousin|flatmate|roommate)(?:'s)?|someone else'?s"
@@ -137,6 +145,8 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
     for intent in INTENTS:
         if intent.only_with and not pattern(intent.only_with).search(context):
             continue
+        if intent.not_in_questions and "?" in norm:
+            continue
         matches = list(pattern(intent.phrases).finditer(norm))
         if not matches:
             continue
@@ -170,6 +180,9 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
         read_clause(m.group(0), context) for m in CLAUSE.finditer(own) if m.group(0).strip()
     )
     found = [name for clause in clauses for name in clause.intents]
+    if not found and any(THANKS.search(fold(c.text)) for c in clauses):
+        if not any(c.asks and not COURTESY.match(fold(c.text)) for c in clauses):
+            found = ["acknowledgement"]  # only thanks, nothing asked: nothing to do
     intents = _resolve_redundant(found)
     unaccounted: list[str] = []
     for clause in clauses:
