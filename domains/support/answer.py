@@ -32,6 +32,10 @@ from .facts_read import TicketFacts, money, read_facts
 from .intents import BY_NAME
 from .resolve import Resolver, proposals_from
 
+BILLING_WORKER = "billing"
+"""The worker that reads an order; a ticket with no order id planned none only when it is a
+general question (rules.py)."""
+
 LABELS = AnswerLabels(
     reply="Draft reply to the customer", review="a person should review this ticket."
 )
@@ -91,6 +95,9 @@ def compose_answer(state: MusterState) -> Answer:
         facts=read_facts(usable),
         proposals=proposals_from(proposed_actions(reports), decisions_of(actions), _digest),
         escalation_note=(escalation.conclusion or escalation.note) if escalation else None,
+        # No order named and none looked for: the ticket asks about the policy in general.
+        general_question=not state.get("order_ids")
+        and not any(p.recipient == BILLING_WORKER for p in state.get("packets") or []),
     )
     resolution = resolver.resolve()
     open_steps = [s for s in resolution.steps if s.kind == "open"]

@@ -53,11 +53,14 @@ JOINED_ID = re.compile(
     re.IGNORECASE,
 )
 """An id joined to the one before it: "#12345 and 12350", "12345 + 12350", "12345, 12346"."""
-BARE_NUMBER = re.compile(r"(?<![\w$€£+/.,:#-])(\d{5})(?![\w%€$£]|[-/.,:]\d|\s?(?:€|eur\b|usd\b))")
+BARE_NUMBER = re.compile(
+    r"(?<![\w$€£+/.,:#-])(\d{5})(?![\w%€$£]|[-/.,:]\d|\s?(?:€|eur\b|usd\b)|\s+[A-Z][a-zà-ÿ]{2,})"
+)
 """A bare five-digit number: not inside a date, an amount, a phone number or a code."""
 ORDER_CONTEXT = re.compile(
     r"\b(?:order|ordered|purchase|bought|parcel|package|delivery|shipment|charged?|refund\w*"
-    r"|cancel\w*|return\w*|items?|arrived|late|delayed|shipped|tracking|invoice|receipt"
+    r"|cancel\w*|return\w*|items?|arrived|late|delayed|shipped|tracking|invoice|receipt|bill\w*"
+    r"|debit\w*|paid|pay|payment|twice|faulty|broken|damaged|wrong"
     r"|commande|colis|achat|livraison|bestellung|bestellt|paket|lieferung|pedido|paquete"
     r"|compra|envío|envio|ordine|pacco|spedizione|bestelling|pakket|levering|encomenda"
     r"|pacote|entrega)\b",
@@ -75,8 +78,21 @@ NOT_AN_ORDER = re.compile(
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 
 
+INTRODUCED = re.compile(
+    r"(?:\(|\b(?:on|for|about|re|regarding|from|with|pour|sur|von|bei|zu|para|sobre|del|per|dal"
+    r"|sull|voor|van|bij|do|da|no|na)\b:?\s*)$",
+    re.IGNORECASE,
+)
+"""What right before a bare five-digit number makes it an order in any sentence: a bracket
+("the camera (12372)") or a preposition ("check on 12345", "a refund for 12350")."""
+
+
 def _bare_ids(text: str) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
+    for match in BARE_NUMBER.finditer(text):
+        before = text[max(0, match.start() - 30) : match.start()]
+        if INTRODUCED.search(before) and not NOT_AN_ORDER.search(before):
+            found.append((match.start(), match.group(1)))
     for sentence in _SENTENCE.finditer(text):
         body = sentence.group(0)
         if not ORDER_CONTEXT.search(body):
@@ -86,7 +102,7 @@ def _bare_ids(text: str) -> list[tuple[int, str]]:
             if NOT_AN_ORDER.search(before):
                 continue
             found.append((sentence.start() + match.start(), match.group(1)))
-    return found
+    return sorted(set(found))
 
 
 def find_order_ids(text: str) -> list[str]:

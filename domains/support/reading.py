@@ -84,6 +84,24 @@ THANKS = re.compile(
     r"|obrigad[oa])(?![\w])"
 )
 """A thank-you: a ticket of only thanks and statements asks nothing (acknowledgement)."""
+FOLLOW_UP_WORDS = frozenset(
+    """a an the it its this that these those them they there here me my mine we our us you your i
+    im ive id is are was were be been being am do does did done doing can could would will should
+    shall may might must please pls plz kindly just so and or but if then also too still again
+    now soon today asap what whats why how when where who which whether any anything something
+    someone somebody anyone else going on happen happened happening next now sort sorted sorting
+    out fix fixed fixing check checked checking look looking looked into help helped know let
+    tell advise update updates get got getting give do deal dealt handle handled resolve resolved
+    solve solved see need needed want like wanted possible way options option thing things else
+    covered cover anything wrong ok okay hey hi hello thanks thank regards cheers about with for
+    of in on at to from by up over off all some one side part mean thoughts idea ideas answer
+    reply back soon quick quickly urgent""".split()
+)
+"""Words a follow-up question is made of ("What happened?", "Can you sort it out?"): one that
+has (almost) nothing else asks about the problem the ticket already stated."""
+MAX_FOLLOW_UP_CONTENT = 1
+"""At most this many other words, and an asking clause is a follow-up on the stated problem."""
+_WORDS = re.compile(r"[^\W\d_]+")
 OTHER_PERSON = re.compile(
     r"(?<![\w])(?:my (?:friend|neighbou?r|colleague|sister|brother|mum|mom|mother|father|dad"
     r"|wife|husband|partner|son|daughter|cousin|flatmate|roommate)(?:'s)?|someone else'?s"
@@ -191,6 +209,9 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
         folded = fold(clause.text)
         if COURTESY.match(folded):
             continue
+        content = [w for w in _WORDS.findall(folded) if w not in FOLLOW_UP_WORDS]
+        if intents and len(content) <= MAX_FOLLOW_UP_CONTENT:
+            continue  # a follow-up on the problem the ticket states ("What can you do?")
         if mentions_order is not None and mentions_order.search(clause.text) and len(folded) < 40:
             continue
         unaccounted.append(clause.text)

@@ -35,6 +35,17 @@ ANSWERABLE_WITHOUT_ORDER = frozenset(
 )
 """Intents a general question about is answered from the policy or article alone; asked
 about the customer's own order with no id, billing asks which order instead."""
+GENERAL_ANSWERS = {
+    "refund_request": "KB-202",
+    "defective_item": "KB-107",
+    "damaged_item": "KB-106",
+    "duplicate_charge": "KB-201",
+    "late_delivery": "KB-101",
+    "wrong_item": "KB-103",
+    "gift_card": "KB-203",
+}
+"""A general question on these intents is answered from this article (and the policy): there
+is no order of the customer's to look at."""
 INTENT_TOPIC = {
     "duplicate_charge": "duplicate_charge",
     "refund_request": "refunds",
@@ -119,6 +130,7 @@ class Resolver(RoutedResolutions):
         facts: TicketFacts,
         proposals: Sequence[Proposal],
         escalation_note: str | None,
+        general_question: bool = False,
     ) -> None:
         self.intents = list(intents)
         self.order_ids = [o for o in order_ids if o not in unknown_orders]
@@ -126,6 +138,7 @@ class Resolver(RoutedResolutions):
         self.facts = facts
         self.proposals = list(proposals)
         self.escalation_note = escalation_note
+        self.general_question = general_question
         self.out = Resolution()
 
     # --- helpers -------------------------------------------------------------------------
@@ -253,6 +266,9 @@ class Resolver(RoutedResolutions):
             return False  # an order is named but its record is missing: handled per intent
         if intent in ANSWERABLE_WITHOUT_ORDER:
             return False  # a question about the policy itself, answerable without an order
+        if self.general_question and intent in GENERAL_ANSWERS:
+            self.answer_generally(intent)
+            return True
         self.open(
             intent,
             f"The ticket names no order, so the {label} cannot be checked: ask the customer "
@@ -402,9 +418,23 @@ class Resolver(RoutedResolutions):
                 + self.article_sentence("KB-201", 2)
             )
 
+    def answer_generally(self, intent: str) -> None:
+        """A general question (no order of the customer's): the policy and the article."""
+        policy = self.policy(intent)
+        article = GENERAL_ANSWERS[intent]
+        cited = self.facts.articles.get(article)
+        text = f"Answer the general question from {article}"
+        if policy is not None:
+            text += f" and {policy.data.get('policy_id')}: {policy.data.get('text')}"
+        self.step(intent, text + ".", policy.cite if policy else "", cited.cite if cited else "")
+        self.say(self.article_sentence(article, 3))
+
     def resolve_refund_request(self, intent: str, order: Cited | None) -> None:
         policy = self.policy(intent)
         assert policy is not None
+        if order is None and self.general_question:
+            self.answer_generally(intent)
+            return
         if order is None:
             if self.unknown_orders or not self.order_ids:
                 self.ask_for_order_or_open(intent)

@@ -33,18 +33,20 @@ from .text_norm import normalize
 PERSONAL = (
     r"my (?:\w+ )?(?:order|parcel|package|purchase|item|card|gift ?card|refund|money|statement"
     r"|delivery|account|invoice|receipt|points|subscription|box|shipment|payment)",
-    r"i (?:\w+ )?(?:ordered|bought|paid|purchased|was charged|have one|received|got|placed)",
+    r"i (?:\w+ )?(?:ordered|bought|paid|purchased|was charged|have one|received|placed)",
     r"(?:you|they) (?:charged|sent|shipped|delivered)",
     r"charged me",
+    r"i'?ve been (?:charged|billed|sent)",
+    r"(?:the|my) order number",
     r"(?:ma|mon|mes) (?:commande|colis|carte|achat|facture|remboursement|paiement|abonnement)",
     r"j'ai (?:commande|achete|paye|recu)",
-    r"(?:meine|mein|meinen) (?:bestellung|paket|karte|rechnung|geld|lieferung|abo|zahlung)",
+    r"(?:meine|mein|meinen) (?:\w+ )?(?:bestellung|paket|karte|rechnung|geld|lieferung|abo|zahlung)",
     r"ich habe (?:\w+ )?(?:bestellt|gekauft|bezahlt|erhalten)",
     r"(?:mi|mis) (?:pedido|paquete|tarjeta|factura|compra|reembolso|dinero|suscripcion)",
     r"(?:he|hice) (?:pedido|comprado|pagado|recibido)",
     r"(?:il mio|la mia|i miei) (?:ordine|pacco|carta|fattura|acquisto|rimborso|abbonamento)",
     r"ho (?:ordinato|comprato|pagato|ricevuto)",
-    r"(?:mijn) (?:bestelling|pakket|kaart|factuur|aankoop|geld|abonnement)",
+    r"(?:mijn) (?:bestelling|pakket|kaart|factuur|aankoop|geld|abonnement|bestelnummer)",
     r"ik heb (?:\w+ )?(?:besteld|gekocht|betaald|ontvangen)",
     r"(?:minha|meu|o meu|a minha) (?:encomenda|pedido|pacote|cartao|fatura|compra|dinheiro"
     r"|assinatura)",
@@ -53,12 +55,64 @@ PERSONAL = (
 """Phrases that make a ticket about the customer's own order, not a general question."""
 
 
+GENERAL = (
+    r"do (?:you|u|ya)(?: guys)?",
+    r"does (?:your|the)",
+    r"are (?:your|gift)",
+    r"(?:can|could|may) (?:i|one|you|we|customers)",
+    r"what(?:'s| is| are) (?:your|the)",
+    r"how (?:long|many|much|do|does|can|soon)",
+    r"is (?:it|there) (?:possible|a way)",
+    r"what happens",
+    r"if (?:i|you|an?|my|the|someone)",
+    r"in general",
+    r"generally",
+    r"polic(?:y|ies)",
+    r"for the future",
+    r"(?:just )?wondering",
+    r"hypothetical",
+    r"combien de (?:temps|jours)",
+    r"est-ce (?:que|qu')",
+    r"puis-je",
+    r"quel(?:le)?s? (?:est|sont)",
+    r"si (?:je|on|vous|j')",
+    r"wie (?:lange|viele)",
+    r"kann man",
+    r"gibt es",
+    r"ist es moeglich",
+    r"wenn (?:ich|man)",
+    r"cuanto(?:s)? (?:tiempo|dias)",
+    r"se puede",
+    r"es posible",
+    r"si (?:compro|pido|quiero)",
+    r"quanto tempo",
+    r"quanti giorni",
+    r"e possibile",
+    r"si puo",
+    r"se (?:compro|ordino|voglio)",
+    r"hoe (?:lang|veel)",
+    r"kan (?:ik|je|men)",
+    r"is het mogelijk",
+    r"doen jullie",
+    r"als (?:ik|je)",
+    r"quantos dias",
+    r"e possivel",
+    r"da pra",
+    r"voces (?:fazem|aceitam|tem)",
+    r"se eu",
+)
+"""What a general question sounds like ("Do you price match?", "How long does a refund take?")."""
+
+
 def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
-    """True when the ticket concerns the customer's own order, even if it names none; a
-    general question ("What is your returns policy?") is answered from the policy alone."""
+    """True when the ticket concerns the customer's own order, even if it names none. Only a
+    ticket that sounds like a general question ("What is your returns policy?") and says
+    nothing of a purchase of the customer's is answered from the policy alone; in doubt it is
+    about an order, and billing asks which (a human then reads it)."""
     if not any(BY_NAME[name].order_bound for name in intents):
         return False
-    return bool(pattern(PERSONAL).search(normalize(own_text)))
+    text = normalize(own_text)
+    return bool(pattern(PERSONAL).search(text)) or not pattern(GENERAL).search(text)
 
 
 def _own_order_ids(own_text: str) -> tuple[str, ...]:

@@ -22,6 +22,8 @@ from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report, canonical_json
 from workers.proposals import decided_args
 
+from . import eval_measures
+
 EVAL_DATABASES = ("MUSTER_ORDERS_DB",)
 """The orders database: an eval gets a fresh one (refunds it approves never touch yours)."""
 EVAL_ENV = {"MUSTER_TODAY": "2025-04-24"}
@@ -37,8 +39,12 @@ FIELDS: tuple[str, ...] = (
     "needs_human",
 )
 """The scored fields, in the order the tables show them."""
-TARGETS: dict[str, float] = {"intents": 0.95, "workers": 0.95, "policy_ids": 0.90, "actions": 1.0}
-"""The share of tickets each field must get right (from the issue); the others have none."""
+TARGETS: dict[str, float] = {"intents": 0.90, "workers": 0.95, "policy_ids": 0.90}
+"""The share of tickets each field must get right (from the issues); the others have none.
+The actions are held to `eval_measures`' targets instead: right on 90% of the tickets that
+need one, and no harmful proposal."""
+MEASURES = eval_measures.MEASURES
+"""The measures over the whole set (eval_measures.py)."""
 LABELS_DOC = "domains/support/LABELS.md"
 """Where a malformed labels line is sent to read the format."""
 

@@ -97,7 +97,9 @@ def eval_options(args: argparse.Namespace, pack: DomainPack) -> EvalOptions:
     )
 
 
-async def _cmd_domain_eval(args: argparse.Namespace, pack: DomainPack) -> int:
+async def _cmd_domain_eval(
+    args: argparse.Namespace, pack: DomainPack, *, show_misses: bool = True
+) -> int:
     """`muster eval --domain NAME [DATASET]` for a pack that scores itself."""
     from graph.app.eval_domain import evaluate_domain, load_cases, print_domain_eval, targets_met
 
@@ -115,7 +117,7 @@ async def _cmd_domain_eval(args: argparse.Namespace, pack: DomainPack) -> int:
     targets = pack.hook("TARGETS") or {}
     print(f"muster eval --domain {pack.name}: {len(results)} cases, "
           f"{time.monotonic() - started:.1f} s\n")
-    print_domain_eval(results, targets, sys.stdout)
+    print_domain_eval(results, targets, sys.stdout, show_misses=show_misses)
     if args.json:
         rows = [{"id": r.id, "error": r.error,
                  "fields": {k: {"right": v[0], "expected": v[1], "got": v[2]}
@@ -125,11 +127,34 @@ async def _cmd_domain_eval(args: argparse.Namespace, pack: DomainPack) -> int:
     return TARGETS_MISSED if args.check and not targets_met(results, targets) else 0
 
 
+FROZEN_SPLIT = "test"
+"""The split whose tickets are scored and never shown: no table of misses for it."""
+
+
+def split_dataset(pack: DomainPack, split: str) -> Path:
+    """The pack's split file (`splits/NAME.jsonl` beside its domain.json); `ConfigError`
+    when the pack has no corpus split."""
+    folder = pack.eval_files.get("splits")
+    path = folder / f"{split}.jsonl" if folder is not None else None
+    if path is None or not path.is_file():
+        raise ConfigError(
+            f"domain {pack.name} has no {split} split (scripts/split_corpus.py writes them)"
+        )
+    return path
+
+
 async def cmd_eval(args: argparse.Namespace) -> int:
-    """`muster eval [DATASET] [--domain D] [--model M] [--planner P] [--json FILE] [--check]`."""
+    """`muster eval [DATASET | --split NAME] [--domain D] [--model M] [--planner P] [--json
+    FILE] [--check] [--no-misses]`."""
     pack = load_domain(getattr(args, "domain", None))
+    split = getattr(args, "split", None)
+    if split is not None:
+        if args.dataset:
+            raise ConfigError("give DATASET or --split, not both")
+        args.dataset = str(split_dataset(pack, split))
+    show_misses = not getattr(args, "no_misses", False) and split != FROZEN_SPLIT
     if pack.hook("score") is not None:
-        return await _cmd_domain_eval(args, pack)
+        return await _cmd_domain_eval(args, pack, show_misses=show_misses)
     if not args.dataset:
         if "dataset" not in pack.eval_files:
             raise ConfigError(f"give the labelled tickets: domain {pack.name} has no eval set")
@@ -160,7 +185,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         f"muster eval {opts.path}: {len(results)} tickets, model {model}, planner {planner}, "
         f"{wall_s:.1f} s\n"
     )
-    print_eval(summary, results, sys.stdout)
+    print_eval(summary, results, sys.stdout, show_misses=show_misses)
     if opts.json_out is not None:
         header = {
             "dataset": str(opts.path),

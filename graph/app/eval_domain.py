@@ -152,9 +152,13 @@ def targets_met(results: list[DomainResult], targets: dict[str, float | None]) -
 
 
 def print_domain_eval(
-    results: list[DomainResult], targets: dict[str, float | None], out: TextIO
+    results: list[DomainResult],
+    targets: dict[str, float | None],
+    out: TextIO,
+    *,
+    show_misses: bool = True,
 ) -> None:
-    """The per-field table, errors and every miss."""
+    """The per-field table, errors and (unless `show_misses` is False) every miss."""
     print(f"{'field':<24} {'right':>5} {'total':>5} {'percent':>8} {'target':>7}  met", file=out)
     total = len(results)
     for name, target in targets.items():
@@ -176,5 +180,7 @@ def print_domain_eval(
         if not ok
     ]
     print(f"\nmisses: {len(misses)}", file=out)
+    if not show_misses:
+        return
     for case_id, name, expected, got in misses:
         print(f"{case_id:<8} {name:<24} expected {expected:<40} got {got}", file=out)

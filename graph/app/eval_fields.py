@@ -73,6 +73,20 @@ def labelled_fields(pack: DomainPack) -> LabelledFields:
     return cast(LabelledFields, fields)
 
 
+@dataclass(frozen=True)
+class Measure:
+    """One of a pack's own measures over a whole eval (its `MEASURES`), beside the fields."""
+
+    name: str
+    """What is measured, e.g. "answers with no human right on every field"."""
+    shown: str
+    """The measured value as printed ("37/38 = 97.4%", "0")."""
+    target: str
+    """The target as printed ("98%", "0", "within 10 points"), or "-"."""
+    met: bool | None
+    """Whether the target is met; None without a target."""
+
+
 class EvalFileError(ConfigError):
     """The eval file is missing or malformed; the message names the file and the line."""
 
@@ -85,6 +99,8 @@ class EvalTicket:
     request: str
     labels: Scored
     line: int
+    language: str | None = None
+    """The line's `language` (`en`, `fr`, ...), when the dataset names one."""
 
 
 def load_eval_tickets(path: Path, fields: LabelledFields) -> list[EvalTicket]:
@@ -113,7 +129,12 @@ def load_eval_tickets(path: Path, fields: LabelledFields) -> list[EvalTicket]:
                 f"{where}: labels.{field}: {first['msg']} ({fields.LABELS_DOC} has the format)"
             ) from None
         seen[ticket_id] = number
-        tickets.append(EvalTicket(ticket_id, request, labels, number))
+        language = data.get("language")
+        tickets.append(
+            EvalTicket(
+                ticket_id, request, labels, number, str(language) if language else None
+            )
+        )
     if not tickets:
         raise EvalFileError(f"eval file {path} has no tickets")
     return tickets

@@ -16,6 +16,7 @@ from graph.app.eval_fields import (
     HONEST_STATUS,
     EvalTicket,
     LabelledFields,
+    Measure,
     Scored,
     complete_while_unaddressed,
     run_error,
@@ -38,11 +39,14 @@ class ScoredTicket:
     """Per scored field, in table order: whether Muster got it right."""
     complete_while_unaddressed: bool
     error: str | None = None
+    language: str | None = None
+    """The ticket's language, when the dataset names one."""
 
     def record(self) -> dict[str, Any]:
         """The ticket as the `--json` file has it."""
         return {
             "id": self.id,
+            "language": self.language,
             "all_right": all(self.right.values()),
             "right": self.right,
             "complete_while_unaddressed": self.complete_while_unaddressed,
@@ -66,7 +70,11 @@ def scored_tickets(
         if case is None or not isinstance(case.output, Scored):
             error = failures.get(ticket.id, "the case was not evaluated")
             wrong = dict.fromkeys(fields.FIELDS, False)
-            scored.append(ScoredTicket(ticket.id, ticket.labels, None, wrong, False, error))
+            scored.append(
+                ScoredTicket(
+                    ticket.id, ticket.labels, None, wrong, False, error, ticket.language
+                )
+            )
             continue
         passed = {name: result.value is True for name, result in case.assertions.items()}
         scored.append(
@@ -79,6 +87,7 @@ def scored_tickets(
                 if HONEST_STATUS in passed
                 else complete_while_unaddressed(case.output, ticket.labels),
                 error=run_error(case.output),
+                language=ticket.language,
             )
         )
     return scored
@@ -112,11 +121,18 @@ class EvalSummary:
     """Tickets with every field right."""
     complete_while_unaddressed: list[str]
     """Ids of tickets marked complete while an intent is unaddressed (target: none)."""
+    measures: list[Measure]
+    """The pack's own measures (its `EVAL_FIELDS.MEASURES`), if it has any."""
 
     @property
     def targets_met(self) -> bool:
-        """Every field target met, and no ticket complete while an intent is unaddressed."""
-        return not self.complete_while_unaddressed and all(f.met is not False for f in self.fields)
+        """Every field and measure target met, and no ticket complete while an intent is
+        unaddressed."""
+        return (
+            not self.complete_while_unaddressed
+            and all(f.met is not False for f in self.fields)
+            and all(m.met is not False for m in self.measures)
+        )
 
 
 def summarize_eval(results: list[ScoredTicket], fields: LabelledFields) -> EvalSummary:
@@ -129,6 +145,7 @@ def summarize_eval(results: list[ScoredTicket], fields: LabelledFields) -> EvalS
         ],
         overall=FieldScore("all fields", sum(all(r.right.values()) for r in results), total, None),
         complete_while_unaddressed=[r.id for r in results if r.complete_while_unaddressed],
+        measures=list(measure(results)) if (measure := getattr(fields, "MEASURES", None)) else [],
     )
 
 
@@ -142,8 +159,11 @@ def _misses(results: list[ScoredTicket]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def print_eval(summary: EvalSummary, results: list[ScoredTicket], out: TextIO) -> None:
-    """The per-field table, the honesty count, errors, and a table of every miss."""
+def print_eval(
+    summary: EvalSummary, results: list[ScoredTicket], out: TextIO, *, show_misses: bool = True
+) -> None:
+    """The per-field table, the honesty count, the pack's own measures, errors, and (unless
+    `show_misses` is False) a table of every miss."""
     print(f"{'field':<12} {'right':>5} {'total':>5} {'percent':>8} {'target':>7}  met", file=out)
     for score in [*summary.fields, summary.overall]:
         target = f"{score.target:.0%}" if score.target is not None else "-"
@@ -159,6 +179,12 @@ def print_eval(summary: EvalSummary, results: list[ScoredTicket], out: TextIO) -
         f"{'NO' if bad else 'yes'}){': ' + ', '.join(bad) if bad else ''}",
         file=out,
     )
+    if summary.measures:
+        width = max(len(m.name) for m in summary.measures)
+        print(f"\n{'measure':<{width}}  {'value':<18} {'target':<17} met", file=out)
+        for m in summary.measures:
+            met = {True: "yes", False: "NO", None: "-"}[m.met]
+            print(f"{m.name:<{width}}  {m.shown:<18} {m.target:<17} {met}", file=out)
     print(f"targets: {'all met' if summary.targets_met else 'NOT all met'}", file=out)
     errors = [r for r in results if r.error]
     if errors:
@@ -168,7 +194,7 @@ def print_eval(summary: EvalSummary, results: list[ScoredTicket], out: TextIO) -
     rows = _misses(results)
     missed = len({row[0] for row in rows})
     print(f"\nmisses: {len(rows)} in {missed} of {len(results)} tickets", file=out)
-    if not rows:
+    if not rows or not show_misses:
         return
     id_w = max(2, *(len(row[0]) for row in rows))
     field_w = max(len("field"), *(len(row[1]) for row in rows))
@@ -195,6 +221,10 @@ def eval_json(summary: EvalSummary, results: list[ScoredTicket], header: dict[st
         **header,
         "fields": fields,
         "complete_while_unaddressed": summary.complete_while_unaddressed,
+        "measures": [
+            {"name": m.name, "value": m.shown, "target": m.target, "met": m.met}
+            for m in summary.measures
+        ],
         "targets_met": summary.targets_met,
         "tickets": [r.record() for r in results],
     }

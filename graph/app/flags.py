@@ -230,6 +230,17 @@ def add_eval_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if any target is missed (for CI)"
     )
+    parser.add_argument(
+        "--split",
+        choices=["train", "dev", "test"],
+        help="score one split of the pack's labelled corpus (its splits/NAME.jsonl) instead "
+        "of DATASET; the test split prints scores only (it is scored, never read)",
+    )
+    parser.add_argument(
+        "--no-misses",
+        action="store_true",
+        help="print the scores without the table of misses",
+    )
 
 
 def add_show_parser(
