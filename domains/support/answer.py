@@ -126,7 +126,7 @@ def compose_answer(state: MusterState) -> Answer:
         or any("policy is never guessed" in s.text for s in open_steps)
     )
     if intents == ["acknowledgement"]:
-        needs_human = bool(reasons)
+        needs_human = bool(reasons) or language != "English"  # the reply is still a person's
     evidence = evidence_lines(usable, describe=describe_observation)
     customer = next(iter(resolver.facts.orders.values()), None)
     greeting = f"Hello {customer.data.get('customer')}," if customer else "Hello,"

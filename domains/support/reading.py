@@ -79,6 +79,20 @@ COURTESY = re.compile(
     r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa])\W*$"
 )
 """A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
+STRICT = True
+PROBLEM = re.compile(
+    r"(?<![\w])(?:broke|broken|damag|crack|faulty|defect|wrong|missing|never|still|again|late|"
+    r"lost|charged|charge|refund|cancel|return|problem|issue|error|fail|stopp|won'?t|can'?t|"
+    r"doesn'?t|didn'?t|isn'?t|wasn'?t|not\b|no longer|complain|disappoint|unhappy|"
+    r"casse|abime|pas\b|jamais|toujours|encore|rembours|annul|probleme|erreur|"
+    r"kaputt|defekt|falsch|nicht|kein|noch|immer|erstatt|stornier|problem|fehler|"
+    r"roto|rota|danad|nunca|todavia|aun|reembols|cancel|problema|error|"
+    r"rott|danneggi|non\b|mai\b|ancora|rimbors|annull|problema|errore|"
+    r"kapot|beschadig|niet\b|nooit|nog|terugbetal|annuleer|probleem|fout|"
+    r"partid|quebrad|nao\b|nunca|ainda|reembols|cancel|problema|erro)"
+)
+"""A clause that states a problem ("the zip was broken when it came"): when no intent reads
+it, it is as unaccounted for as a question nobody answers."""
 THANKS = re.compile(
     r"(?<![\w])(?:thanks|thank you|thx|cheers|merci|danke|gracias|grazie|bedankt|dank u|dank je"
     r"|obrigad[oa])(?![\w])"
@@ -102,10 +116,23 @@ has (almost) nothing else asks about the problem the ticket already stated."""
 MAX_FOLLOW_UP_CONTENT = 1
 """At most this many other words, and an asking clause is a follow-up on the stated problem."""
 _WORDS = re.compile(r"[^\W\d_]+")
+_PERSON = (
+    r"(?:friend|neighbou?r|colleague|sister|brother|mum|mom|mother|father|dad|wife|husband"
+    r"|partner|son|daughter|cousin|flatmate|roommate|aunt|uncle|boss|ami|amie|voisin|voisine"
+    r"|collegue|soeur|frere|freund|freundin|nachbar|nachbarin|kollege|kollegin|amig[oa]"
+    r"|vecin[oa]|amic[oa]|vicin[oa]|collega|vriend|vriendin|buurman|buurvrouw|vizinh[oa]"
+    r"|colega)"
+)
 OTHER_PERSON = re.compile(
-    r"(?<![\w])(?:my (?:friend|neighbou?r|colleague|sister|brother|mum|mom|mother|father|dad"
-    r"|wife|husband|partner|son|daughter|cousin|flatmate|roommate)(?:'s)?|someone else'?s"
-    r"|another customer'?s|a friend'?s|for (?:a|my) friend)(?![\w])"
+    rf"(?<![\w])(?:(?:my|a|our) {_PERSON}(?:'s| (?:bought|ordered|purchased|got|received|has"
+    rf"|had|placed))|someone else'?s|another customer'?s|(?:her|his|their) (?:own )?order"
+    rf"|commande de (?:mon|ma|mes) {_PERSON}|(?:mon|ma) {_PERSON} a (?:commande|achete|recu)"
+    rf"|(?:mein|meine) {_PERSON} hat|(?:bestellung|paket) (?:meines|meiner) {_PERSON}"
+    rf"|(?:pedido|compra|paquete) de (?:mi|una?) {_PERSON}|mi {_PERSON} (?:compro|pidio|recibio)"
+    rf"|(?:ordine|pacco) (?:del mio|della mia|di un[ao]?) {_PERSON}|(?:il mio|la mia) {_PERSON} ha"
+    rf"|(?:bestelling|pakket) van (?:mijn|een) {_PERSON}|(?:mijn|een) {_PERSON} (?:had|heeft)"
+    rf"|(?:pedido|encomenda) (?:do meu|da minha|de um[a]?) {_PERSON}"
+    rf"|(?:o meu|a minha|meu|minha) {_PERSON} (?:comprou|encomendou|recebeu))(?![\w])"
 )
 """A clause about somebody else's order: its id is not this customer's subject."""
 
@@ -172,6 +199,8 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
             negated.append(intent.name)
         else:
             found.append(intent.name)
+    if "cancellation" in negated and "keep_order" not in found:
+        found.append("keep_order")  # "please don't go ahead with cancelling": keep it
     return ClauseReading(
         text=text.strip(),
         intents=tuple(found),
@@ -197,16 +226,19 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     clauses = tuple(
         read_clause(m.group(0), context) for m in CLAUSE.finditer(own) if m.group(0).strip()
     )
-    found = [name for clause in clauses for name in clause.intents]
+    # What a clause says of somebody else's order is not this customer's request.
+    found = [name for c in clauses if not is_other_persons(c.text) for name in c.intents]
     if not found and any(THANKS.search(fold(c.text)) for c in clauses):
         if not any(c.asks and not COURTESY.match(fold(c.text)) for c in clauses):
             found = ["acknowledgement"]  # only thanks, nothing asked: nothing to do
     intents = _resolve_redundant(found)
     unaccounted: list[str] = []
     for clause in clauses:
-        if clause.intents or clause.negated or not clause.asks:
+        if clause.intents or clause.negated or is_other_persons(clause.text):
             continue
         folded = fold(clause.text)
+        if not clause.asks and not (STRICT and PROBLEM.search(normalize(clause.text))):
+            continue
         if COURTESY.match(folded):
             continue
         content = [w for w in _WORDS.findall(folded) if w not in FOLLOW_UP_WORDS]
