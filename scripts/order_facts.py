@@ -23,7 +23,10 @@ WINDOW_START = DATA_AS_OF - timedelta(days=14)
 def main(wanted: list[str]) -> None:
     orders, charges, refunds = _seed_rows()
     print(f"today {DATA_AS_OF}; 14-day window: delivered_at >= {WINDOW_START}")
-    header = "order  status      amount  method     placed      delivered   days  in14  charges refunded  item / customer"
+    header = (
+        "order  status      amount  method     placed      delivered   days  in14  charges "
+        "refunded  item / customer"
+    )
     print(header)
     for oid, customer, item, cents, status, method, placed, note in orders:
         if wanted and oid not in wanted:

@@ -257,7 +257,7 @@ def test_the_tables_count_each_field_and_list_every_miss() -> None:
     out = io.StringIO()
     print_eval(summary, results, out)
     text = out.getvalue()
-    assert "intents          1     2    50.0%     95%  NO" in text
+    assert "intents          1     2    50.0%     90%  NO" in text
     assert "complete while an intent is unaddressed: 1 (target 0: NO): a" in text
     assert "b: boom" in text
     assert "misses: 9 in 2 of 2 tickets" in text

@@ -11,9 +11,8 @@ points of English's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-from graph.app.eval_fields import Measure
 from workers.contracts import canonical_json
 
 ALL_FIELDS_TARGET = 0.75
@@ -21,6 +20,15 @@ NO_HUMAN_TARGET = 0.98
 ACTIONS_TARGET = 0.90
 LANGUAGE_GAP_POINTS = 10.0
 ENGLISH = "en"
+
+
+class Measure(NamedTuple):
+    """One measure as the eval prints it (graph.app.eval_fields.Measure)."""
+
+    name: str
+    shown: str
+    target: str
+    met: bool | None
 
 
 class Scored(Protocol):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-ORDER_WORDS = (
+ORDER_WORDS: tuple[str, ...] = (
     r"orders?",
     r"commandes?",
     r"bestellung(?:en)?",
@@ -27,6 +27,11 @@ ORDER_WORDS = (
     r"encomendas?",
     r"zam[oó]wienie",
     r"auftrag",
+    r"bestellnr",
+    r"bestelnummer",
+    r"ordem",
+    r"ordre",
+    r"ord",
 )
 """The word for an order, in the languages the rules planner reads."""
 
@@ -42,8 +47,6 @@ ORDER_ID = re.compile(rf"{_INTRO}(\d{{4,8}})\b(?![-/.,]\d)", re.IGNORECASE)
 order (`cancel 12345`); group 1 is the digits."""
 
 
-ORDER_WORDS += (r"bestellnr", r"bestelnummer", r"ordem", r"ordre", r"ordini?", r"ord")
-_ORDER_WORD = re.compile(rf"\b(?:{'|'.join(ORDER_WORDS)})\b", re.IGNORECASE)
 ORDER_ID = re.compile(
     rf"(?:{_INTRO}|\b(?:{'|'.join(ORDER_WORDS)})\.?\s*(?:[:#]\s*)?)(\d{{4,8}})\b(?![-/.,]\d)",
     re.IGNORECASE,

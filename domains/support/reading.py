@@ -24,6 +24,10 @@ from .text_norm import fold, normalize
 
 CLAUSE = re.compile(r"[^.!?;\n]+[.!?;]*")
 """A clause: text up to a sentence end, a semicolon or a line break."""
+BUT = re.compile(
+    r"(?:,\s*|\s+)(?=(?:but|aber|mais|pero|ma|maar|mas|however|though)\s)", re.IGNORECASE
+)
+"""Where a clause turns ("…, but my own order…"): each side is read on its own."""
 
 _NEGATION_FILLER = (
     r"(?:want|wanna|need|wish|like|to|a|any|the|it|this|that|my|me|please|pls|have|going|plan"
@@ -44,9 +48,9 @@ NEGATED_BEFORE = re.compile(
     r"|(?:wil|hoef) geen|nao (?:quero|preciso|peco))\b[^.,;!?]{0,40}$"
 )
 """A negation cue right before an intent's phrase, with only small words between."""
+_NOT_A_CONJUNCTION = r"(?!(?:weil|da|denn|dass|wenn|omdat|want|dat|als|parce|car|que|quand)\b)"
 NEGATED_AFTER = re.compile(
-    r"^\w*\s+(?:(?:sie|es|die bestellung|ihn|hem|het|de bestelling|deze|bitte|alsjeblieft"
-    r"|aub|pas|plus)\s+)*(?:nicht|niet|pas)\b"
+    rf"^\w*(?:\s+{_NOT_A_CONJUNCTION}[\w#]+){{0,3}}?\s+(?:nicht|niet|pas)\b"
 )
 """A negation right after the verb ("stornieren Sie nicht", "annuleer hem niet")."""
 
@@ -224,7 +228,10 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     own = own_words(request)
     context = normalize(request)
     clauses = tuple(
-        read_clause(m.group(0), context) for m in CLAUSE.finditer(own) if m.group(0).strip()
+        read_clause(part, context)
+        for m in CLAUSE.finditer(own)
+        for part in BUT.split(m.group(0))
+        if part.strip()
     )
     # What a clause says of somebody else's order is not this customer's request.
     found = [name for c in clauses if not is_other_persons(c.text) for name in c.intents]

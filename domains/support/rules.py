@@ -27,20 +27,22 @@ from workers.roster import Roster
 from .intents import BY_NAME, TIMEZONE, pattern
 from .language import detect_language
 from .order_ids import ORDER_ID, find_order_ids
-from .reading import CLAUSE, is_other_persons, understand
+from .reading import BUT, CLAUSE, Understanding, is_other_persons, understand
 from .text_norm import normalize
 
 PERSONAL = (
     r"my (?:\w+ )?(?:order|parcel|package|purchase|item|card|gift ?card|refund|money|statement"
     r"|delivery|account|invoice|receipt|points|subscription|box|shipment|payment)",
-    r"i (?:\w+ )?(?:ordered|bought|paid|purchased|was charged|have one|received|placed)",
+    r"i (?:\w+ )?(?:ordered|bought|paid|purchased|was charged|have one|received"
+    r"|placed)",
     r"(?:you|they) (?:charged|sent|shipped|delivered)",
     r"charged me",
     r"i'?ve been (?:charged|billed|sent)",
     r"(?:the|my) order number",
     r"(?:ma|mon|mes) (?:commande|colis|carte|achat|facture|remboursement|paiement|abonnement)",
     r"j'ai (?:commande|achete|paye|recu)",
-    r"(?:meine|mein|meinen) (?:\w+ )?(?:bestellung|paket|karte|rechnung|geld|lieferung|abo|zahlung)",
+    r"(?:meine|mein|meinen) (?:\w+ )?(?:bestellung|paket|karte|rechnung|geld|lieferung|abo"
+    r"|zahlung)",
     r"ich habe (?:\w+ )?(?:bestellt|gekauft|bezahlt|erhalten)",
     r"(?:mi|mis) (?:pedido|paquete|tarjeta|factura|compra|reembolso|dinero|suscripcion)",
     r"(?:he|hice) (?:pedido|comprado|pagado|recibido)",
@@ -117,23 +119,22 @@ def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
 
 def _own_order_ids(own_text: str) -> tuple[str, ...]:
     """Order ids in the customer's own words, less those of somebody else's order."""
-    ids: list[str] = []
-    for clause in CLAUSE.finditer(own_text):
-        if not is_other_persons(clause.group(0)):
-            ids += find_order_ids(clause.group(0))
-    joined = find_order_ids(own_text)  # ids joined across a clause break ("12345; 12350")
-    others = {
-        i for c in CLAUSE.finditer(own_text) if is_other_persons(c.group(0))
-        for i in find_order_ids(c.group(0))
-    }
-    return tuple(dict.fromkeys([*ids, *(i for i in joined if i not in others)]))
+    parts = [p for c in CLAUSE.finditer(own_text) for p in BUT.split(c.group(0))]
+    others = {i for p in parts if is_other_persons(p) for i in find_order_ids(p)}
+    # Ids read over the whole text too: an id joined across a clause break ("12345; 12350").
+    return tuple(i for i in find_order_ids(own_text) if i not in others)
+
+
+@lru_cache(maxsize=256)
+def _understood(request: str) -> Understanding:
+    return understand(request, mentions_order=ORDER_ID)
 
 
 @lru_cache(maxsize=256)
 def read_ticket(request: str) -> TicketReading:
     """Everything the rules read from a ticket (cached: the planner and `plan` both read
     it, and a reading is pure)."""
-    understood = understand(request, mentions_order=ORDER_ID)
+    understood = _understood(request)
     intents = understood.intents
     timezone = TIMEZONE.search(understood.own_text)
     return TicketReading(
@@ -195,7 +196,7 @@ def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
             f"Find the policy on {topic.replace('_', ' ')} that applies.",
             {"topic": topic},
         )
-    own = normalize(understand(request).own_text)
+    own = normalize(_understood(request).own_text)
     articles = dict.fromkeys(a for i in intents for a in BY_NAME[i].articles_for(own))
     if not articles:
         # Nothing in the KB is known to answer it: comms searches for the wording instead.

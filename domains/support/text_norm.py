@@ -48,7 +48,8 @@ def _one_edit(a: str, b: str) -> bool:
     i = next((k for k in range(len(a)) if a[k] != b[k]), len(a))
     if len(a) < len(b):
         return a[i:] == b[i + 1 :]
-    return a[i + 1 :] == b[i + 1 :] or (a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :])
+    swapped = a[i : i + 2] == b[i : i + 2][::-1] and a[i + 2 :] == b[i + 2 :]
+    return a[i + 1 :] == b[i + 1 :] or swapped
 
 
 def _deletes(word: str) -> set[str]:
@@ -65,7 +66,7 @@ def _neighbours() -> dict[str, str]:
 
 
 _KNOWN = frozenset(KEY_WORDS)
-_WORD = re.compile(r"[a-z]{%d,}" % MIN_LENGTH)
+_WORD = re.compile(rf"[a-z]{{{MIN_LENGTH},}}")
 
 
 def _correct(match: re.Match[str]) -> str:

@@ -73,18 +73,22 @@ def labelled_fields(pack: DomainPack) -> LabelledFields:
     return cast(LabelledFields, fields)
 
 
-@dataclass(frozen=True)
-class Measure:
-    """One of a pack's own measures over a whole eval (its `MEASURES`), beside the fields."""
+class Measure(Protocol):
+    """One of a pack's own measures over a whole eval (its `EVAL_FIELDS.MEASURES` returns
+    them), printed beside the fields."""
 
-    name: str
-    """What is measured, e.g. "answers with no human right on every field"."""
-    shown: str
-    """The measured value as printed ("37/38 = 97.4%", "0")."""
-    target: str
-    """The target as printed ("98%", "0", "within 10 points"), or "-"."""
-    met: bool | None
-    """Whether the target is met; None without a target."""
+    @property
+    def name(self) -> str:
+        """What is measured, e.g. "no-human answers right on every field"."""
+    @property
+    def shown(self) -> str:
+        """The measured value as printed ("37/38 = 97.4%", "0")."""
+    @property
+    def target(self) -> str:
+        """The target as printed ("98%", "0", "within 10 points"), or "-"."""
+    @property
+    def met(self) -> bool | None:
+        """Whether the target is met; None without a target."""
 
 
 class EvalFileError(ConfigError):

@@ -1,6 +1,6 @@
 """Check the hand-labelled page corpus (pages.jsonl, pages_labels.jsonl) against the designed data.
 
-Run from the project root: ``.venv/bin/python domains/incidents/corpus/check_pages.py``
+Run from the project root: ``.venv/bin/python scripts/check_incident_pages.py``
 (optionally ``[pages.jsonl [labels.jsonl]]``; the labels default to ``<pages>_labels.jsonl``).
 
 It applies the rules of ``tests/test_incident_servers.py::test_labels_follow_from_the_data`` (and
@@ -41,7 +41,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from servers import logs, metrics  # noqa: E402
@@ -50,7 +50,7 @@ from servers.incident_series import METRICS, ServiceModel, minute_of  # noqa: E4
 from servers.incident_stories import STORIES  # noqa: E402
 from servers.incident_world import PROFILES, SERVICE_NAMES  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = ROOT / "domains" / "incidents" / "corpus"
 DOMAIN = HERE.parent
 ROLLBACK = "deploys.rollback"
 CATEGORIES = {"bad_deploy", "config_change", "dependency_outage", "traffic_spike", "slow_leak",

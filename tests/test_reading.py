@@ -1,0 +1,236 @@
+"""Reading a ticket in context (domains/support/reading.py and its parts): whose words count,
+negation and keeping, general questions, somebody else's order, ids as people write them,
+the new intents, and what the reading cannot account for. Pure: no servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from domains.support.order_ids import find_order_ids
+from domains.support.own_words import own_words
+from domains.support.rules import plan_ticket, read_ticket
+from domains.support.text_norm import normalize
+from graph.abstain import abstain, disagreement
+from workers.contracts import Answer
+from workers.roster import load_roster
+
+ROSTER = load_roster()
+
+
+def intents(text: str) -> set[str]:
+    return set(read_ticket(text).intents)
+
+
+# --- whose words: quoted replies, forwards, signatures ------------------------------------
+
+
+def test_a_quoted_agent_offer_to_cancel_is_not_a_request_to_cancel() -> None:
+    ticket = (
+        "Thanks, but where is my parcel for order 12350?\n\n"
+        "On Mon 14 Apr, Support <help@shop.example> wrote:\n"
+        "> We can cancel order 12344 for you and refund it in full."
+    )
+    reading = read_ticket(ticket)
+    assert set(reading.intents) == {"late_delivery"}
+    assert reading.order_ids == ("12350",)
+
+
+def test_a_forwarded_message_and_quoted_lines_are_not_the_request() -> None:
+    ticket = (
+        "Could you send me the invoice for order 12345?\n"
+        "---------- Forwarded message ---------\n"
+        "From: bank <alerts@bank.example>\nYou were charged twice; ask for a refund."
+    )
+    assert intents(ticket) == {"invoice"}
+    assert "charged twice" not in own_words(ticket)
+    assert own_words("Sure.\n> please cancel it\n> now") == "Sure."
+
+
+def test_a_bare_forward_keeps_the_forwarded_body_as_the_request() -> None:
+    ticket = "-----Original Message-----\nFrom: me@x.example\nMy order 12363 is late."
+    assert intents(ticket) == {"late_delivery"}
+
+
+def test_signatures_and_legal_footers_are_not_the_request() -> None:
+    ticket = (
+        "The kettle from order 12370 arrived with a cracked lid.\n\nKind regards,\nAna\n"
+        "This e-mail is confidential; if received in error, return it and cancel any copy."
+    )
+    assert intents(ticket) == {"damaged_item"}
+    assert intents("My parcel 12363 is late.\nSent from my iPhone\nrefund policy: 30 days") == {
+        "late_delivery"
+    }
+
+
+# --- negation and keeping ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ticket",
+    [
+        "Please don't cancel order 12344, I still want it.",
+        "No need to cancel 12344 anymore, it arrived.",
+        "Bitte stornieren Sie die Bestellung 12344 nicht, ich behalte sie.",
+        "Ne l'annulez pas, je garde la commande 12344.",
+        "No quiero cancelar el pedido 12344.",
+        "Annuleer bestelling 12344 alsjeblieft niet.",
+        "Não cancelem a encomenda 12344, vou ficar com ela.",
+    ],
+)
+def test_a_negated_cancellation_is_keeping_the_order(ticket: str) -> None:
+    found = intents(ticket)
+    assert "cancellation" not in found
+    assert "keep_order" in found
+
+
+def test_a_refund_the_customer_declines_is_not_asked_for() -> None:
+    assert "refund_request" not in intents(
+        "I don't want a refund, just send the right item for order 12359."
+    )
+    assert "refund_request" not in intents("Je ne demande pas de remboursement, juste un geste.")
+
+
+def test_keeping_an_item_is_keeping_an_order_only_where_a_cancellation_was_in_the_air() -> None:
+    assert "keep_order" not in intents("The shoes from 12362 fit after all, I'll keep them.")
+    assert "keep_order" in intents("I asked you to cancel 12324 but I'll keep it after all.")
+
+
+def test_a_past_cancellation_is_a_fact_not_a_request() -> None:
+    found = intents("I cancelled order 12366 weeks ago and I was charged twice for it.")
+    assert "cancellation" not in found and "duplicate_charge" in found
+
+
+# --- general questions and somebody else's order ------------------------------------------
+
+
+def test_a_general_question_gets_no_billing() -> None:
+    packets = plan_ticket("How long do refunds usually take once they are approved?", ROSTER)
+    assert "billing" not in {p.recipient for p in packets}
+    packets = plan_ticket("Do you price match other retailers?", ROSTER)
+    assert "billing" not in {p.recipient for p in packets}
+
+
+def test_a_question_about_the_customers_own_purchase_gets_billing_to_ask_which() -> None:
+    packets = plan_ticket("The lamp I ordered last week arrived broken.", ROSTER)
+    assert [p.inputs for p in packets if p.recipient == "billing"] == [
+        {"intents": "damaged_item"}
+    ]
+
+
+def test_somebody_elses_order_is_not_the_customers_subject() -> None:
+    reading = read_ticket(
+        "My neighbour's order 12350 was late too, but my own order 12333 is the problem: "
+        "it is still delayed."
+    )
+    assert reading.order_ids == ("12333",)
+    reading = read_ticket(
+        "The filter from 12379 arrived without its cartridges. My neighbour mentioned her "
+        "order 12369 speaker crackles."
+    )
+    assert reading.order_ids == ("12379",)
+    assert "defective_item" not in reading.intents
+
+
+# --- order ids as people write them ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("order no. 12355 is late", ["12355"]),
+        ("Order ID: 12324 please cancel", ["12324"]),
+        ("order#12369 came broken", ["12369"]),
+        ("the camera (12342) stopped working", ["12342"]),
+        ("I was charged twice on 12345", ["12345"]),
+        ("12345 + 12350 are both late", ["12345", "12350"]),
+        ("orders 12345 and 12350", ["12345", "12350"]),
+        ("#12345, #12346 and 12347", ["12345", "12346", "12347"]),
+        ("Bestellnr. 12345 und 12350", ["12345", "12350"]),
+        ("pedido nº 12369", ["12369"]),
+        ("bestelnummer 12355", ["12355"]),
+        ("call me on 555-12345 about my order", []),
+        ("my order was delivered 2025-04-12", []),
+        ("the new address for my order: 12 Rue X, 75011 Paris", []),
+        ("I paid $12345 for the order", []),
+        ("my phone (07700) 900123, about the parcel", []),
+    ],
+)
+def test_order_ids_in_the_forms_people_write(text: str, ids: list[str]) -> None:
+    assert find_order_ids(text) == ids
+
+
+def test_two_ids_are_two_subjects() -> None:
+    packets = plan_ticket("Please cancel orders 12354 and 12374, both impulse buys.", ROSTER)
+    assert [p.inputs.get("order_id") for p in packets if p.recipient == "billing"] == [
+        "12354",
+        "12374",
+    ]
+
+
+# --- spelling: accents, umlauts, typos -------------------------------------------------------
+
+
+def test_accents_umlauts_and_typos_read_the_same() -> None:
+    assert normalize("Rückerstattung, remboursé") == normalize("Rueckerstattung, rembourse")
+    assert normalize("i recieved a dammaged pacakge") == "i received a damaged package"
+    assert normalize("my charger") == "my charger"  # a real word one edit away stays
+    assert intents("plz cancle order 12324") == {"cancellation"}
+
+
+# --- the nine intents added second --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ticket", "intent"),
+    [
+        ("Could I get some store credit for the trouble with order 12343?", "goodwill_credit"),
+        ("The box for 12379 arrived but the lid is missing.", "missing_item"),
+        ("I need to change the delivery address on order 12324.", "address_change"),
+        ("I never placed order 12337, someone has been using my account.", "unauthorized_order"),
+        ("Can you send me a VAT invoice for order 12345?", "invoice"),
+        ("My loyalty points for order 12359 never showed up.", "loyalty_points"),
+        ("My card keeps getting declined at checkout.", "payment_declined"),
+        ("Please pause my subscription for two months.", "subscription"),
+    ],
+)
+def test_the_topics_the_policies_and_kb_cover_have_intents(ticket: str, intent: str) -> None:
+    assert intent in intents(ticket)
+
+
+def test_a_routed_intent_is_planned_with_its_article() -> None:
+    packets = plan_ticket("Can you send me a VAT invoice for order 12345?", ROSTER)
+    assert {"article_id": "KB-210"} in [p.inputs for p in packets if p.recipient == "comms"]
+
+
+# --- what the reading cannot account for ----------------------------------------------------
+
+
+def test_a_request_no_intent_reads_is_unaccounted_for() -> None:
+    reading = read_ticket(
+        "Order 12345 was charged twice. Also, can you change the colour of my lamp to blue?"
+    )
+    assert "duplicate_charge" in reading.intents
+    assert reading.unaccounted == ("Also, can you change the colour of my lamp to blue?",)
+    assert reading.confidence < 1.0
+
+
+def test_a_follow_up_on_the_stated_problem_is_accounted_for() -> None:
+    reading = read_ticket("Order #12345 was charged twice for the headphones. What happened?")
+    assert reading.unaccounted == ()
+    assert reading.confidence == 1.0
+
+
+def test_an_unaccounted_part_is_never_complete_and_is_named() -> None:
+    complete = Answer(text="", status="complete", degraded=False, needs_human=False)
+    held = abstain(complete, ["can you change the colour of my lamp?"])
+    assert (held.status, held.needs_human) == ("partial", True)
+    assert any("change the colour" in q for q in held.open_questions)
+    assert abstain(complete, []) == complete
+    failed = Answer(text="", status="failed", degraded=True, needs_human=True)
+    assert abstain(failed, ["x"]).status == "failed"
+
+
+def test_the_llm_planner_and_the_reader_disagreeing_is_a_part_for_a_human() -> None:
+    assert disagreement(["refund_request"], ["duplicate_charge"]) != []
+    assert disagreement(["duplicate_charge"], ["duplicate_charge"]) == []
+    assert disagreement([], ["duplicate_charge"]) == []
