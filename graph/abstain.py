@@ -42,10 +42,17 @@ def abstain(answer: Answer, unaccounted: Sequence[str]) -> Answer:
     )
 
 
-def disagreement(planned: Sequence[str], read: Sequence[str]) -> list[str]:
-    """When the LLM planner's intents and the pack's reading differ, the difference as one
-    part to hand a human (an empty list when they agree or the planner named none)."""
-    if not planned or set(planned) == set(read):
+def disagreement(
+    planned: Sequence[str], read: Sequence[str], required: Sequence[str] = ()
+) -> list[str]:
+    """When the LLM planner's intents and the pack's reading differ (the planner names one the
+    reader did not read, or leaves out one the reader says its packets need), the difference
+    as one part to hand a human; nothing when they agree or the planner named none."""
+    if not planned:
+        return []
+    extra = sorted(set(planned) - set(read))
+    missing = sorted(set(required) - set(planned))
+    if not extra and not missing:
         return []
     return [
         f"the planner read intents {sorted(planned)} but the pack's reader read {sorted(read)}"

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from graph.abstain import disagreement
 from graph.dispatch import send_packets
 from graph.domains import pack_of
 from graph.facts import resolve_shared_facts
@@ -54,6 +55,13 @@ async def plan(
     validated = validate_plan(planned, services.roster)
     pack = pack_of(services.roster)
     reading = pack.read(state["request"])  # the roster's domain reads it
+    unaccounted = list(reading.unaccounted)
+    if services.planner is not pack.planner:
+        # Another planner (the LLM's) read the request too: where the intents it gave its
+        # packets differ from the pack's reading, nobody can say which is right.
+        unaccounted += disagreement(
+            planned_intents(validated.packets), reading.intents, reading.action_intents
+        )
     validated.packets = [with_intents(p, reading, services.roster) for p in validated.packets]
     # The request's subject ids (support: its order ids), as its pack reads them and as the
     # packets name them in the pack's subject input; the state keeps support's field name.
@@ -80,7 +88,7 @@ async def plan(
         # must resolve: an LLM planner cannot make an intent disappear by not planning it.
         "intents": list(reading.intents),
         "language": reading.language,
-        "unaccounted": list(reading.unaccounted),
+        "unaccounted": unaccounted,
         "order_ids": list(dict.fromkeys(order_ids)),
         "unknown_orders": shared.unknown_orders,
         "reports": shared.answered,
@@ -94,6 +102,12 @@ async def plan(
     if not first_wave:
         return Command(update=update, goto="collect")
     return Command(update=update, goto=send_packets(first_wave, after_plan, services))
+
+
+def planned_intents(packets: Sequence[Handoff]) -> list[str]:
+    """The intents a planner gave its packets (their `intents` input), in first-seen order."""
+    found = [i.strip() for p in packets for i in p.inputs.get("intents", "").split(",")]
+    return list(dict.fromkeys(i for i in found if i))
 
 
 def with_intents(packet: Handoff, reading: TicketReading, roster: Roster) -> Handoff:

@@ -112,3 +112,37 @@ async def test_tickets_resolve_every_intent_or_say_which_is_open(muster_env: Mus
         assert values["packets"] == [] and values["intents"] == []
         assert hello.status == "partial" and hello.needs_human
         assert hello.resolution[0].kind == "open" and hello.open_questions
+
+
+async def test_a_ticket_with_a_part_nobody_read_is_never_complete(muster_env: MusterEnv) -> None:
+    """Abstention, end to end: the same ticket is `complete` with no human while the reading
+    accounts for all of it, and `partial` with a human, naming the part, once it asks for
+    something no intent covers."""
+    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+        whole, _ = await answer_for(runtime, "Can you send me a VAT invoice for order 12375?")
+        assert (whole.status, whole.needs_human) == ("complete", False)
+        assert "KB-210" in whole.text
+
+        partly, values = await answer_for(
+            runtime,
+            "Can you send me a VAT invoice for order 12375? Also, could you engrave my "
+            "initials on the lid?",
+        )
+        assert values["intents"] == ["invoice"]
+        assert values["unaccounted"] == ["Also, could you engrave my initials on the lid?"]
+        assert (partly.status, partly.needs_human) == ("partial", True)
+        assert any("engrave my initials" in q for q in partly.open_questions)
+        assert "engrave my initials" in partly.text
+
+
+async def test_an_intent_no_tool_acts_on_goes_to_a_human_with_its_policy(
+    muster_env: MusterEnv,
+) -> None:
+    async with open_runtime(db=muster_env.checkpoint_db) as runtime:
+        credit, values = await answer_for(
+            runtime, "Order 12373 is so late. Could I get some store credit for the trouble?"
+        )
+        assert set(values["intents"]) == {"late_delivery", "goodwill_credit"}
+        assert credit.needs_human and actions(credit) == []
+        assert "POL-BIL-007" in step(credit, "goodwill_credit")
+        assert "At most $9.80" in step(credit, "goodwill_credit")  # 10% of $98.00, cap $15

@@ -431,3 +431,31 @@ async def test_a_failing_answer_writer_leaves_the_composed_answer_and_says_so(
 
     assert answer.written_by == "rules" and answer.summary and answer.customer_reply
     assert any("could not write the answer" in r for r in answer.degraded_reasons)
+
+
+@pytest.mark.integration
+async def test_an_llm_plan_whose_intents_the_reader_does_not_share_asks_a_human(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    """The pack's reader reads every request the LLM planned too: where the intents the model
+    gave its packets differ (here a refund request for a duplicate charge), nobody can say
+    which is right, so the answer is partial, needs a human and says why."""
+    script = openai_server.script
+    disputed = packet(
+        "billing",
+        "Establish the charges and refund status of order 12333.",
+        {"order_id": "12333", "intents": "refund_request"},
+    )
+    script.plan = {"packets": [disputed, *PLAN["packets"][2:3]]}
+    script.workers = WORKERS
+
+    values = await run(muster_env, openai_server)
+
+    assert values["intents"] == ["duplicate_charge"]
+    assert values["unaccounted"] == [
+        "the planner read intents ['refund_request'] but the pack's reader read "
+        "['duplicate_charge']"
+    ]
+    answer = values["answer"]
+    assert (answer.status, answer.needs_human) == ("partial", True)
+    assert any("the planner read intents" in q for q in answer.open_questions)

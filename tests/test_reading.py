@@ -232,5 +232,6 @@ def test_an_unaccounted_part_is_never_complete_and_is_named() -> None:
 
 def test_the_llm_planner_and_the_reader_disagreeing_is_a_part_for_a_human() -> None:
     assert disagreement(["refund_request"], ["duplicate_charge"]) != []
-    assert disagreement(["duplicate_charge"], ["duplicate_charge"]) == []
+    assert disagreement(["gift_card"], ["duplicate_charge", "gift_card"], ["duplicate_charge"])
+    assert disagreement(["duplicate_charge"], ["duplicate_charge", "gift_card"]) == []
     assert disagreement([], ["duplicate_charge"]) == []

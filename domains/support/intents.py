@@ -362,7 +362,7 @@ INTENTS: tuple[Intent, ...] = (
         ),
         label="late or missing delivery",
         unless=("loyalty_points",),
-        not_after=(r"(?:too|so|not|isn'?t|wasn'?t) $",),
+        not_after=(r"(?:too|not|isn'?t|wasn'?t) $",),
     ),
     Intent(
         "damaged_item",

@@ -1,0 +1,402 @@
+"""When a page was sent, read from its text the way people write times: in UTC, in their own
+zone, with or without a date.
+
+`read_page_time` finds the page's own time: the first time in the text that is neither an
+onset ("since 09:21 PDT", "started ~09:10 IST") nor a change ("checkout shipped 4.12.6 at
+8:34am ET"), so a header (`[2025-06-10 09:40 EDT]`, `2025-06-06T12:24:00-04:00`), a leading
+clock (`9:25am ET CheckoutSuccessRateLow fired`, `today 21:12 (UTC+1) ...`, `at 18:35 Berlin
+time ...`) or the alert's own time (`| 11:36 UTC |`, `firing at 5:38am ET`). A zoned time is
+never read as UTC: an abbreviation, an offset (`+02:00`, `UTC+1`, `GMT-4`) or a place (`Berlin
+time`) gives its zone, and only a time with no zone at all is read as UTC (said so in the
+answer). A time without a date keeps `day=None`: the page's date context decides it (a date
+stated elsewhere in the page, else `page_day.py` from the data). A page with no time at all
+reads as None, never as "now".
+
+Pure functions, standard library only (datetime, zoneinfo).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
+from functools import cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+# zoneinfo knows regions ("Europe/Berlin"), not abbreviations: the tz database keeps no map
+# from "CEST" to a zone, and abbreviations are ambiguous ("IST" is India, Ireland and Israel;
+# "CST" is US Central and China). So the abbreviations pages use need a table of their own:
+# one naming a season (EDT, CEST, BST, IST...) is that fixed offset, read literally; one
+# naming a region without a season (ET, PT...) is that region's zone, whose offset on the
+# page's date zoneinfo knows (ET in June is EDT).
+FIXED_OFFSETS: dict[str, int] = {
+    "UTC": 0, "GMT": 0, "UT": 0, "Z": 0, "WET": 0,
+    "BST": 60, "WEST": 60, "CET": 60, "CEST": 120, "EET": 120, "EEST": 180, "MSK": 180,
+    "IST": 330,  # India Standard Time, UTC+05:30 (not Irish or Israel time)
+    "SGT": 480, "HKT": 480, "AWST": 480, "JST": 540, "KST": 540, "ACST": 570,
+    "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
+    "EDT": -240, "EST": -300, "CDT": -300, "CST": -360, "MDT": -360, "MST": -420,
+    "PDT": -420, "PST": -480, "AKDT": -480, "AKST": -540, "HST": -600, "BRT": -180,
+}
+"""Abbreviations that name one offset (minutes east of UTC)."""
+REGION_ABBREVIATIONS: dict[str, str] = {
+    "ET": "America/New_York", "CT": "America/Chicago", "MT": "America/Denver",
+    "PT": "America/Los_Angeles",
+}
+"""Abbreviations that name a region whatever the season (zoneinfo gives the offset)."""
+PLACES: dict[str, str] = {
+    "eastern": "America/New_York", "new york": "America/New_York", "ny": "America/New_York",
+    "nyc": "America/New_York", "boston": "America/New_York", "central": "America/Chicago",
+    "mountain": "America/Denver", "pacific": "America/Los_Angeles",
+    "san francisco": "America/Los_Angeles", "sf": "America/Los_Angeles",
+    "seattle": "America/Los_Angeles", "uk": "Europe/London", "india": "Asia/Kolkata",
+    "bangalore": "Asia/Kolkata", "bengaluru": "Asia/Kolkata", "mumbai": "Asia/Kolkata",
+    "delhi": "Asia/Kolkata", "new delhi": "Asia/Kolkata", "pune": "Asia/Kolkata",
+    "hyderabad": "Asia/Kolkata", "chennai": "Asia/Kolkata", "munich": "Europe/Berlin",
+    "frankfurt": "Europe/Berlin", "hamburg": "Europe/Berlin", "cet": "Europe/Berlin",
+    "central european": "Europe/Berlin", "utc": "UTC", "gmt": "UTC",
+}
+"""Places people name a zone by that are not a zoneinfo city ("Berlin" is: Europe/Berlin)."""
+
+MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_ABBREVIATION = "|".join(sorted({*FIXED_OFFSETS, *REGION_ABBREVIATIONS}, key=len, reverse=True))
+_OFFSET = r"(?:UTC|GMT|UT)\s*[+\u2212-]\s*\d{1,2}(?::?\d{2})?"
+
+ISO = re.compile(
+    r"(?<!\d)(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<h>\d{2}):(?P<m>\d{2})(?::\d{2}(?:\.\d+)?)?"
+    r"(?P<off>Z|[+-]\d{2}:?\d{2})?(?![\d:])"
+)
+"""A dated time: `2025-06-06T12:24:00-04:00`, `2025-06-12T14:07Z`, `2025-06-10 09:40`."""
+CLOCK = re.compile(
+    r"(?<![\w:.\-/])(?:(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::[0-5]\d)?\s?(?P<ampm>[ap]\.?m\.?)?"
+    r"|(?P<h12>1[0-2]|0?[1-9])\s?(?P<ampm12>[ap]\.?m\.?))(?![\w:])",
+    re.IGNORECASE,
+)
+"""A clock time: `14:07`, `9:25am`, `2:07 pm`, `9am`."""
+ZONE = re.compile(
+    r"\s?\(?\s?(?:(?P<offset>" + _OFFSET + r")|(?P<abbr>\b(?:" + _ABBREVIATION + r"))\b"
+    r"|(?P<place>[A-Za-z][A-Za-z]+(?:[ _][A-Za-z]+)?)\s+time\b)\)?"
+)
+"""A zone right after a time: `EDT`, `(UTC+1)`, `GMT-4`, `Berlin time`."""
+DATE_WORDS = re.compile(
+    rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<m1>{_MONTH})|(?P<m2>{_MONTH})\s+"
+    rf"(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)(?:,?\s+(?P<y>\d{{4}}))?\b",
+    re.IGNORECASE,
+)
+"""A date in words: `June 10`, `10 Jun 2025`, `Jun 10th`."""
+ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+ONSET_BEFORE = re.compile(
+    r"(?:since|start\w*|began|begun|begin\w*|from|onset|first seen|kicked off|jumped|"
+    r"spiked|climbing)\W+(?:(?:about|around|approx\w*|roughly|at|~)\W*)*$",
+    re.IGNORECASE,
+)
+"""Words right before a time that make it the onset, not the page's time."""
+CHANGE_BEFORE = re.compile(
+    r"(?:deploy\w*|shipped|ship|releas\w*|pushed|rolled out|rollout|restart\w*|went out|"
+    r"merged|applied|changed|reverted|rolled back)\b[^.;!?]{0,30}$",
+    re.IGNORECASE,
+)
+"""Words shortly before a time that make it a change's time."""
+ONSET_DURATION = re.compile(
+    r"\b(?:for(?: the last)?|after|about|over|nearly|almost)?\s*(?P<n>\d+|an?|half an?)\s*"
+    r"(?P<unit>m\b|min\w*|h\b|hrs?\b|hours?\b)(?:\s+(?:now|in\b|already))?",
+    re.IGNORECASE,
+)
+DURATION_MARKERS = re.compile(
+    r"\b(?:for|after|in)\b|\bnow\b|\balready\b|\bbeen\b|\bgoing\b|\bfiring\b",
+    re.IGNORECASE,
+)
+TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.IGNORECASE)
+YESTERDAY = re.compile(r"\b(?:yesterday|last night)\b", re.IGNORECASE)
+VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+\.\d+)(?![\w.]*\d)")
+AGO = re.compile(
+    r"(?P<n>\d+)\s*(?:m\b|mins?\b|minutes?\b)\s*(?:ago\b|before\b|after (?:the |a |its )?"
+    r"(?=[^;!?\n]{0,30}?(?:deploy|release|change|restart|rollout)))",
+    re.IGNORECASE,
+)
+"""A change some minutes before the page: "deployed 10 min ago", "6 min after the deploy"."""
+
+
+@dataclass(frozen=True)
+class Zone:
+    """A time zone as a page names it."""
+
+    written: str
+    """As written: `EDT`, `UTC+1`, `Berlin time`, `+02:00`."""
+    tz: tzinfo
+    """Its zone: a fixed offset or a zoneinfo region."""
+
+
+UTC_ZONE = Zone("UTC", UTC)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One time in a page."""
+
+    start: int
+    end: int
+    written: str
+    """As written, zone included."""
+    clock: time
+    """The wall-clock time, in `zone`."""
+    zone: Zone | None
+    """The zone the text gives it (None: none stated)."""
+    day: date | None
+    """The local date the text gives it (None: none stated)."""
+    kind: str
+    """`page`, `onset` or `change`, from the words before it."""
+    unknown_zone: str = ""
+    """A zone the text names but no table knows (`18:35 Springfield time`)."""
+
+
+@dataclass(frozen=True)
+class PageTime:
+    """The page's own time, as read: its clock, zone and date (when the page states them)."""
+
+    written: str
+    """As written: `2025-06-10 09:40 EDT`, `5:38am ET`."""
+    clock: time
+    """Wall-clock time, in `zone`."""
+    zone: Zone | None
+    """The zone the page gives (None: no zone stated; read as UTC)."""
+    day: date | None
+    """The local date (None: the page states none; `page_day` resolves it)."""
+    unknown_zone: str = ""
+    """A zone named but not known (the time is then not trusted)."""
+
+    @property
+    def tz(self) -> tzinfo:
+        """The zone the clock is read in."""
+        return self.zone.tz if self.zone else UTC
+
+    def on(self, day: date) -> datetime:
+        """The page's moment, in UTC, were it sent on local `day`."""
+        local = datetime.combine(day, self.clock, tzinfo=self.tz)
+        return local.astimezone(UTC)
+
+    @property
+    def utc(self) -> datetime | None:
+        """The page's moment in UTC, when the page states its date."""
+        return self.on(self.day) if self.day else None
+
+    def local(self, moment: datetime) -> str:
+        """`moment` as the page would write it: `09:40 EDT`, `18:35 Berlin time (CEST)`."""
+        local = moment.astimezone(self.tz)
+        if self.zone is None:
+            return f"{local:%H:%M} UTC"
+        name = self.zone.written
+        shown = local.strftime("%Z") if isinstance(self.tz, ZoneInfo) else ""
+        if shown and shown != name:
+            return f"{local:%H:%M} {name} ({shown})"
+        return f"{local:%H:%M} {name}"
+
+
+@cache
+def _zone_cities() -> dict[str, str]:
+    """zoneinfo's own place names: `berlin` -> Europe/Berlin, `new york` -> America/New_York."""
+    out: dict[str, str] = {}
+    for key in sorted(available_timezones()):
+        if "/" in key and not key.startswith(("Etc/", "SystemV/", "US/")):
+            out.setdefault(key.rsplit("/", 1)[-1].replace("_", " ").lower(), key)
+    return out
+
+
+def zone_named(words: str) -> Zone | None:
+    """The zone a page names: an abbreviation (`EDT`, `ET`), an offset (`UTC+1`, `GMT-04:00`,
+    `+02:00`) or a place (`Berlin`, `New York`, `Eastern`); None when it is none of these."""
+    text = words.strip().strip("()").strip()
+    if not text:
+        return None
+    upper = text.upper()
+    if upper in FIXED_OFFSETS:
+        return Zone(text, timezone(timedelta(minutes=FIXED_OFFSETS[upper])) if
+                    FIXED_OFFSETS[upper] else UTC)
+    if upper in REGION_ABBREVIATIONS:
+        return Zone(text, ZoneInfo(REGION_ABBREVIATIONS[upper]))
+    offset = re.fullmatch(r"(?:UTC|GMT|UT)?\s*([+\u2212-])\s*(\d{1,2})(?::?(\d{2}))?", upper)
+    if offset:
+        sign = -1 if offset.group(1) in "-\u2212" else 1
+        minutes = int(offset.group(2)) * 60 + int(offset.group(3) or 0)
+        if minutes > 14 * 60:
+            return None
+        return Zone(text, timezone(sign * timedelta(minutes=minutes)) if minutes else UTC)
+    place = re.sub(r"\s+time$", "", text, flags=re.IGNORECASE).strip().lower().replace("_", " ")
+    key = PLACES.get(place) or _zone_cities().get(place)
+    if key is None:
+        return None
+    try:
+        return Zone(text, ZoneInfo(key) if key != "UTC" else UTC)
+    except ZoneInfoNotFoundError:
+        return None
+
+
+def _zone_after(text: str, end: int) -> tuple[Zone | None, int, str]:
+    """The zone written right after a time ending at `end`: (zone, new end, unknown name)."""
+    match = ZONE.match(text, end)
+    if match is None:
+        return None, end, ""
+    written = match.group("offset") or match.group("abbr") or ""
+    if match.group("place"):
+        written = f"{match.group('place')} time"
+    zone = zone_named(written)
+    if zone is None:
+        return None, end, written if match.group("place") else ""
+    if match.group("place"):
+        zone = Zone(f"{match.group('place')} time", zone.tz)
+    return zone, match.end(), ""
+
+
+def stated_day(text: str) -> tuple[date | None, tuple[int, int] | None]:
+    """The one date a page states besides its times' own: (full date, or (month, day) with no
+    year); (None, None) when it states none or several."""
+    days = {date(int(y), int(m), int(d)) for y, m, d in ISO_DATE.findall(text)
+            if 1 <= int(m) <= 12 and 1 <= int(d) <= 31}
+    month_days: set[tuple[int, int]] = set()
+    for match in DATE_WORDS.finditer(text):
+        month = MONTHS.index(str(match.group("m1") or match.group("m2"))[:3].lower()) + 1
+        day = int(match.group("d1") or match.group("d2"))
+        if not 1 <= day <= 31:
+            continue
+        if match.group("y"):
+            days.add(date(int(match.group("y")), month, day))
+        else:
+            month_days.add((month, day))
+    month_days -= {(d.month, d.day) for d in days}
+    if len(days) == 1 and not month_days:
+        return next(iter(days)), None
+    if not days and len(month_days) == 1:
+        return None, next(iter(month_days))
+    return None, None
+
+
+def time_mentions(text: str) -> list[Mention]:
+    """Every time in the page, in order, with the zone and date it is written with and what
+    it is (`page`, `onset`, `change`) from the words before it."""
+    mentions: list[Mention] = []
+    taken: list[tuple[int, int]] = []
+    for match in ISO.finditer(text):
+        day = date.fromisoformat(match.group("date"))
+        clock = time(int(match.group("h")), int(match.group("m")))
+        end = match.end()
+        unknown = ""
+        if match.group("off"):
+            zone = zone_named(match.group("off"))
+        else:
+            zone, end, unknown = _zone_after(text, end)
+        mentions.append(Mention(match.start(), end, text[match.start():end].strip(), clock, zone,
+                                day, _kind(text, match.start()), unknown))
+        taken.append((match.start(), end))
+    for match in CLOCK.finditer(text):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        hour = int(match.group("h") or match.group("h12"))
+        minute = int(match.group("m") or 0)
+        ampm = (match.group("ampm") or match.group("ampm12") or "").lower().replace(".", "")
+        if ampm and not 1 <= hour <= 12:
+            continue
+        if ampm == "pm" and hour != 12:
+            hour += 12
+        elif ampm == "am" and hour == 12:
+            hour = 0
+        zone, end, unknown = _zone_after(text, match.end())
+        mentions.append(Mention(match.start(), end, text[match.start():end].strip(),
+                                time(hour, minute), zone, None, _kind(text, match.start()),
+                                unknown))
+    return sorted(mentions, key=lambda m: m.start)
+
+
+def _kind(text: str, start: int) -> str:
+    before = text[max(0, start - 40):start]
+    before = re.split(r"[.;!?\n|]|\s-\s", before)[-1]
+    if ONSET_BEFORE.search(before):
+        return "onset"
+    if CHANGE_BEFORE.search(before):
+        return "change"
+    return "page"
+
+
+def read_page_time(text: str) -> PageTime | None:
+    """The page's own time (see the module docstring), or None when the page states none.
+    A time without a zone takes the zone of another time in the page (a header's); without
+    a date, the one date the page states (else `day` stays None)."""
+    mentions = time_mentions(text)
+    page = next((m for m in mentions if m.kind == "page"), None)
+    if page is None:
+        return None
+    zone = page.zone
+    if zone is None and not page.unknown_zone:
+        zone = next((m.zone for m in mentions if m.zone is not None), None)
+    day = page.day
+    if day is None:
+        full, _ = stated_day(text)
+        day = full
+    return PageTime(page.written, page.clock, zone, day, page.unknown_zone)
+
+
+def month_day(text: str) -> tuple[int, int] | None:
+    """A date the page states without a year (`June 10`), for a page time without a date."""
+    return stated_day(text)[1]
+
+
+def stated_onset(text: str, page: PageTime, at: datetime) -> datetime | None:
+    """When the page says the trouble began, in UTC, given the page's moment `at`: an onset
+    time ("since ~22:35", "started 09:11 PDT", zone and date as the page's), else a duration
+    ("for 20 min", "about half an hour in", "still firing after 70 min"); None if neither."""
+    for mention in time_mentions(text):
+        if mention.kind != "onset":
+            continue
+        tz = mention.zone.tz if mention.zone else page.tz
+        local_at = at.astimezone(tz)
+        moment = datetime.combine(mention.day or local_at.date(), mention.clock, tzinfo=tz)
+        if mention.day is None and moment > local_at + timedelta(minutes=5):
+            moment -= timedelta(days=1)
+        return moment.astimezone(UTC)
+    for match in ONSET_DURATION.finditer(text):
+        around = text[max(0, match.start() - 12):match.end() + 8]
+        if not DURATION_MARKERS.search(around) or AGO.match(text, match.start(
+                "n")) or "ago" in around.lower():
+            continue
+        count = match.group("n").lower()
+        number = 0.5 if count.startswith("half") else 1.0 if count in ("a", "an") else float(count)
+        unit = match.group("unit").lower()
+        minutes = number * (60 if unit.startswith("h") else 1)
+        if 5 <= minutes <= 12 * 60:  # shorter is an alert's own window ("for 2m")
+            return at - timedelta(minutes=minutes)
+    return None
+
+
+def versions_named(text: str) -> list[str]:
+    """Release versions a page names (`4.12.6`, `v5.4.0`)."""
+    return list(dict.fromkeys(VERSION.findall(text)))
+
+
+def change_moments(text: str, page: PageTime, at: datetime) -> list[datetime]:
+    """When the page says a change happened, in UTC: a change's time ("shipped 4.12.6 at
+    8:34am ET", in the page's zone and on its day) or "N min ago" ("deployed 10 min ago")."""
+    out: list[datetime] = []
+    for mention in time_mentions(text):
+        if mention.kind != "change":
+            continue
+        tz = mention.zone.tz if mention.zone else page.tz
+        local_at = at.astimezone(tz)
+        moment = datetime.combine(mention.day or local_at.date(), mention.clock, tzinfo=tz)
+        if mention.day is None and moment > local_at + timedelta(minutes=5):
+            moment -= timedelta(days=1)
+        out.append(moment.astimezone(UTC))
+    for match in AGO.finditer(text):
+        near = text[max(0, match.start() - 40):match.end() + 30]
+        if re.search(r"deploy|releas|change|restart|rollout|shipped|pushed", near, re.I):
+            out.append(at - timedelta(minutes=int(match.group("n"))))
+    return out
+
+
+def says_today(text: str) -> bool:
+    """True when the page places its time today ("today 21:12", "tonight")."""
+    return bool(TODAY.search(text)) and not YESTERDAY.search(text)
+
+
+def iso_minute(moment: datetime | None) -> str | None:
+    """`2025-06-10T13:40:00Z` (the labels' form), or None."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:00Z") if moment else None
