@@ -273,11 +273,17 @@ def test_muster_eval_scores_each_field_and_names_the_misses(muster_env: MusterEn
     out = muster_env.root / "results.json"
     result = muster_env.cli("eval", str(dataset), "--concurrency", "4", "--json", str(out))
     assert result.returncode == 0, result.stderr  # a missed target fails only with --check
-    rows = {line.split()[0]: line.split()[1:] for line in result.stdout.splitlines() if line}
+    table = result.stdout.split("\n\n")[1]  # the per-field table, before the measures
+    rows = {line.split()[0]: line.split()[1:] for line in table.splitlines() if line}
     for field in ("intents", "workers", "policy_ids", "kb_ids", "status", "needs_human"):
         assert rows[field][:3] == ["4", "4", "100.0%"], result.stdout
-    assert rows["actions"] == ["3", "4", "75.0%", "100%", "NO"]
+    assert rows["actions"] == ["3", "4", "75.0%", "-", "-"]
     assert rows["all"] == ["fields", "3", "4", "75.0%", "-", "-"]
+    # The wrong amount is an action the labels do not have: a harmful proposal.
+    assert any(
+        line.split()[:3] == ["harmful", "proposals", "1"] and line.endswith("NO")
+        for line in result.stdout.splitlines()
+    ), result.stdout
     assert "complete while an intent is unaddressed: 0 (target 0: yes)" in result.stdout
     assert "misses: 1 in 1 of 4 tickets" in result.stdout
     miss = [line for line in result.stdout.splitlines() if line.startswith("wrong-12366")]

@@ -1,21 +1,25 @@
 """The incidents pack's plug-in: read a page, plan the three specialists, propose the rollback,
 write the triage answer, score the labelled queue.
 
-A page ("[2025-06-12 14:07 UTC] checkout 5xx spiking since about 14:05") is read for its time
-and the service it names first. The plan sends `logs` (the paged service's error lines),
-`metrics` (its week-over-week comparison) and `deploys` (the changes of the last four days),
-in parallel; the supervisor resolves the error summary of every service once and gives it to
-`logs` and `deploys` (`recent_errors` in roster.json), with the paged service's heap warnings
-(`memory_pressure`). The deploys worker's proposal rule asks `triage.diagnose` for the
-cause and proposes `deploys.rollback` of exactly that change; the answer is written from the
-same diagnosis.
+A page ("[2025-06-12 14:07 UTC] checkout 5xx spiking since about 14:05") is read for the
+service it is about and its own time (`reading.py`, `page_time.py`): a zoned time is converted
+to UTC, a clock time without a date ("5:38am ET") gets its date from the data before the
+specialists run (`page_day.py`, this pack's `resolve_facts`), and a page with no time is not
+triaged as of "now": the answer says the time could not be told. A page whose service or time
+cannot be told is `unaccounted` in its reading, so its answer is partial and asks a human.
+The plan sends `logs` (the paged service's error lines), `metrics` (its week-over-week
+comparison) and `deploys` (the changes of the last four days), in parallel; the supervisor
+resolves the error summary of every service once and gives it to `logs` and `deploys`
+(`recent_errors` in roster.json), with the paged service's heap warnings (`memory_pressure`)
+and its other warnings (`paged_warnings`: a victim that degrades without failing). The deploys
+worker's proposal rule asks `triage.diagnose` for the cause and proposes `deploys.rollback` of
+exactly that change; the answer is written from the same diagnosis.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
@@ -32,7 +36,11 @@ from workers.contracts import (
 )
 from workers.roster import Roster
 
-from .triage import Diagnosis, diagnose, hhmm, seen_from, service_named
+from .page_day import resolve_page_day
+from .page_time import iso_minute
+from .reading import PageReading, read_page
+from .triage import SERVICES, Diagnosis, diagnose, hhmm, seen_from
+from .windows import PAGE_DAY, UNDATED, page_time_of, window_inputs
 
 INTENT = "incident_triage"
 """The one thing a page asks: what broke, why, and what to do."""
@@ -40,57 +48,58 @@ INTENTS = frozenset({INTENT})
 """Every intent this pack's reading produces."""
 ROLLBACK = "deploys.rollback"
 """The approval-gated write tool (servers/deploys.py)."""
-PAGE_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})")
-ERRORS_LOOKBACK = timedelta(minutes=90)
-METRICS_LOOKBACK = timedelta(minutes=30)
-CHANGES_LOOKBACK = timedelta(days=4)
 
-
-def _iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%MZ")
+resolve_facts = resolve_page_day
+"""Settles the date of a page that gives only a clock time, from the data, and resolves the
+declared facts for that day's windows (page_day.py)."""
 
 
 def page_time(request: str) -> datetime | None:
-    """The time the page was sent, from its text (UTC)."""
-    match = PAGE_TIME.search(request)
-    if match is None:
-        return None
-    return datetime.fromisoformat(f"{match.group(1)}T{match.group(2)}:00+00:00").astimezone(UTC)
+    """The time the page was sent, in UTC, when its text states it with its date."""
+    return read_page(request).at
 
 
 def paged_service(request: str) -> str | None:
-    """The service the page is about: the first it names, else the first whose on-call
-    words it uses ("sign-in", "basket"; `triage.service_named`)."""
-    return service_named(request)
+    """The service the page is about: the first it names, by name, alert name or on-call
+    words ("sign-in", "basket"; `triage.services_named`)."""
+    return read_page(request).service
 
 
 def read_request(request: str) -> TicketReading:
-    """A page always asks for triage; it names no orders."""
+    """A page always asks for triage; it names no orders. What the reading cannot tell (the
+    service, the time) is `unaccounted`: the answer is then partial and asks a human."""
+    reading = read_page(request)
+    zone = reading.time.zone if reading.time else None
     return TicketReading(
-        intents=(INTENT,), order_ids=(), language="English", timezone=None, about_an_order=False
+        intents=(INTENT,), order_ids=(), language="English",
+        timezone=zone.written if zone else None, about_an_order=False,
+        unaccounted=reading.unaccounted, confidence=reading.confidence,
     )
 
 
 def plan(request: str, roster: Roster) -> list[Handoff]:
-    """logs, metrics and deploys in parallel, each with the window it needs."""
-    service = paged_service(request)
-    at = page_time(request)
-    if service is None:
-        return []  # the answer says which service is missing and hands it to a human
-    until = _iso(at) if at else ""
-    errors_since = _iso(at - ERRORS_LOOKBACK) if at else ""
+    """logs, metrics and deploys in parallel, each with the window it needs. A page whose
+    service or time cannot be told gets no packets (the answer says what is missing); one
+    with a clock time but no date gets packets without windows, which `resolve_page_day`
+    fills once it has settled the day."""
+    reading = read_page(request)
+    service = reading.service
+    if service is None or reading.time is None:
+        return []  # the answer says what is missing and hands it to a human
+    at = reading.at
     packets: list[Handoff] = []
 
     def add(worker: str, objective: str, inputs: dict[str, str]) -> None:
         spec = roster.get(worker)
         if spec is None:
             return
+        timed = window_inputs(worker, at) if at is not None else {UNDATED: request}
         packets.append(
             Handoff(
                 id=f"{worker}-{len(packets) + 1}",
                 recipient=worker,
                 objective=objective,
-                inputs={k: v for k, v in {**inputs, "intents": INTENT}.items() if v},
+                inputs={k: v for k, v in {**inputs, **timed, "intents": INTENT}.items() if v},
                 tool_allow=spec.privileges,
                 max_steps=spec.max_steps,
                 timeout_s=DEFAULT_TIMEOUT_S,
@@ -101,32 +110,25 @@ def plan(request: str, roster: Roster) -> list[Handoff]:
         "logs",
         f"Establish which errors {service} and its neighbours logged before the page, and when "
         "each began.",
-        {
-            "service": service,
-            "level": "ERROR",
-            "since": errors_since,
-            "until": until,
-            "errors_since": errors_since,
-        },
+        {"service": service, "level": "ERROR"},
     )
     add(
         "metrics",
         f"Compare {service}'s traffic, latency, errors and saturation with the week before.",
-        {"service": service, "since": _iso(at - METRICS_LOOKBACK) if at else "", "until": until},
+        {"service": service},
     )
     add(
         "deploys",
         "List the deploys and config changes before the page and find the one the errors "
         "follow, if any.",
         {
-            "since": _iso(at - CHANGES_LOOKBACK) if at else "",
-            "until": until,
             "limit": "200",
-            "errors_since": errors_since,
             "paged_service": service,
             "pressure_level": "WARN",
             "pressure_text": "heap",
             "pressure_limit": "5",
+            "warn_level": "WARN",
+            "warn_limit": "40",
         },
     )
     return packets
@@ -136,10 +138,9 @@ def plan(request: str, roster: Roster) -> list[Handoff]:
 
 
 def _diagnose_packet(packet: Handoff, findings: Sequence[Finding]) -> Diagnosis:
-    until = packet.inputs.get("until")
-    at = datetime.fromisoformat(until.replace("Z", ":00+00:00")) if until else None
     seen = seen_from((f"{packet.id}/{f.id}", f) for f in findings if f.source == "tool")
-    return diagnose(seen, paged=packet.inputs.get("paged_service"), at=at)
+    return diagnose(seen, paged=packet.inputs.get("paged_service"),
+                    at=page_time_of(packet.inputs))
 
 
 def suggest_rollback(packet: Handoff, findings: Sequence[Finding]) -> list[ProposedAction]:
@@ -189,13 +190,47 @@ page proposed it (graph/approval.py)."""
 # --- the answer ---------------------------------------------------------------------------
 
 
+def assumed_time(values: MusterState | dict[str, Any]) -> tuple[datetime | None, str]:
+    """The page's moment the triage assumed (UTC) and, for a page without a date, how its
+    day was settled: the packets' (the plan's, or `resolve_page_day`'s), else the text's."""
+    for packet in values.get("packets") or []:
+        inputs = packet.inputs if isinstance(packet, Handoff) else dict(
+            packet.get("inputs") or {})
+        moment = page_time_of(inputs)
+        if moment is not None:
+            return moment, str(inputs.get(PAGE_DAY) or "")
+    return read_page(str(values.get("request") or "")).at, ""
+
+
 def diagnose_state(values: MusterState | dict[str, Any]) -> Diagnosis:
     """The diagnosis from every usable report of a thread (what the answer names)."""
     request = str(values.get("request") or "")
     reports = current_reports(values.get("reports") or [])
     usable = [r for r in reports.values() if r.status == "ok"]
     seen = seen_from((f"{r.packet_id}/{f.id}", f) for r in usable for f in r.findings)
-    return diagnose(seen, paged=paged_service(request), at=page_time(request))
+    return diagnose(seen, paged=paged_service(request), at=assumed_time(values)[0])
+
+
+def time_claim(reading: PageReading, at: datetime | None, day_reason: str) -> str:
+    """How the answer states the page time it assumed ("Page time read as 2025-06-10 13:40
+    UTC (09:40 EDT)."), or that it could not tell it."""
+    page = reading.time
+    if page is None:
+        return ("Page time: could not tell: the page states no time, so it was not triaged "
+                "as of any time (not even the data's latest minute).")
+    if at is None:
+        return (f"Page time: could not tell which day \"{page.written}\" is: the page gives no "
+                "date and none could be settled from the data.")
+    shown = page.local(at)
+    text = f"Page time read as {at:%Y-%m-%d %H:%M} UTC"
+    if page.zone is None:
+        text += " (the page gives no zone: read as UTC)"
+    elif shown != f"{at:%H:%M} UTC":
+        text += f" ({shown})"
+    if page.day is None:
+        text += (f"; the page gives no date, so the day is the one whose data fits it: "
+                 f"{day_reason}" if day_reason else "; the page gives no date")
+    return text + "."
 
 
 def _proposed(reports: dict[str, Report]) -> list[ProposedAction]:
@@ -223,10 +258,21 @@ def compose_answer(state: MusterState) -> Answer:
     run = assess(state)
     diag = diagnose_state(state)
     request = str(state.get("request") or "")
+    reading = read_page(request)
+    at, day_reason = assumed_time(state)
     failed_workers = sorted({r.worker for r in run.failed})
-    summary: list[Claim] = []
+    summary: list[Claim] = [Claim(text=time_claim(reading, at, day_reason))]
+    if reading.service is None:
+        summary.append(Claim(
+            text="Could not tell which service the page is about: it names none of "
+            f"{', '.join(SERVICES)}, by name, alert name or on-call words."))
     if diag.category == "unknown":
         summary.append(Claim(text="The cause is not established from what could be read."))
+    elif diag.category == "false_alarm":
+        summary.append(Claim(
+            text=f"Most likely cause: {LABEL[diag.category]} for {diag.paged_service}.",
+            cites=sorted({c for _, cites in diag.evidence for c in cites}),
+        ))
     else:
         where = f" in {diag.service}" if diag.service else ""
         onset = f" from {hhmm(diag.onset)}" if diag.onset and diag.category != "slow_leak" else ""
@@ -273,13 +319,19 @@ def compose_answer(state: MusterState) -> Answer:
             )
         )
     if not steps:
+        other = (
+            f" {diag.other} has an incident of its own: that is for its own page and owners, "
+            "and nothing of it is rolled back for this one." if diag.other else ""
+        )
+        victim = (f"{diag.paged_service} recovers when it does; " if diag.paged_service
+                  and diag.paged_service != diag.service else "")
         text = {
             "traffic_spike": f"Scale {diag.service} out and shed or rate-limit the extra load; "
             "nothing to roll back (no change of its own).",
-            "dependency_outage": f"Page the team that owns {diag.service}: "
-            f"{diag.paged_service} recovers when it does; nothing to roll back.",
-            "false_alarm": "No action: close the page as a false alarm and review the alert's "
-            "threshold.",
+            "dependency_outage": f"Page the team that owns {diag.service}'s failing "
+            f"dependency (or {diag.service}'s own team): {victim}nothing to roll back.",
+            "false_alarm": f"No action for {diag.paged_service}: close the page as a false "
+            "alarm and review the alert's threshold." + other,
         }.get(diag.category)
         if text is not None:
             steps.append(ResolutionStep(intent=INTENT, kind="instruction", text=text))
@@ -303,8 +355,15 @@ def compose_answer(state: MusterState) -> Answer:
         unknown.append(f"why {diag.change_id} fails: for the owning team once it is rolled back")
     if diag.category == "dependency_outage":
         unknown.append(f"why {diag.service} is failing (its own team must say)")
-    if paged_service(request) is None:
+    if reading.service is None:
         unknown.append("which service the page is about: name it and run again")
+    if reading.time is None:
+        unknown.append("when the page was sent: give its time (with its zone) and run again")
+    elif at is None:
+        unknown.append(f"which day \"{reading.time.written}\" is: give the date and run again")
+    elif reading.time.day is None:
+        unknown.append(f"the page's date: read from the data ({at:%Y-%m-%d}); say so if it "
+                       "is another day")
 
     open_steps = [s for s in steps if s.kind == "open"]
     status = run.status(open_points=bool(open_steps) or diag.category == "unknown")
@@ -335,7 +394,9 @@ def compose_answer(state: MusterState) -> Answer:
 def render_answer(answer: Answer, state: MusterState) -> str:
     """The answer for a terminal, in the order an on-call engineer reads it."""
     lines = [f"Incident: {' '.join(str(state.get('request') or '').split())}"]
-    cause = [c for c in answer.summary if not c.text.startswith("Ruled out: ")]
+    lines += [c.text for c in answer.summary if c.text.startswith("Page time")]
+    cause = [c for c in answer.summary
+             if not c.text.startswith(("Ruled out: ", "Page time"))]
     ruled = [c for c in answer.summary if c.text.startswith("Ruled out: ")]
 
     def cited(claim: Claim) -> str:
@@ -385,6 +446,7 @@ TARGETS: dict[str, float | None] = {
     "actions": 1.0,
     "no_false_alarm_rollback": 1.0,
     "ruled_out": None,
+    "time": 1.0,
 }
 """Share of incidents each field must get right (None: reported, no target)."""
 
@@ -416,4 +478,16 @@ def score(values: dict[str, Any], labels: dict[str, Any]) -> dict[str, tuple[boo
             str(proposed),
         ),
         "ruled_out": (wanted <= ruled, str(sorted(wanted)), str(sorted(ruled & wanted))),
+        "time": _time_field(values, labels),
     }
+
+
+def _time_field(values: dict[str, Any], labels: dict[str, Any]) -> tuple[bool, str, str]:
+    """The page time the triage assumed against the label's `assumed_time` (the UTC time the
+    page text states, null when it states none); right by definition for a label without
+    the key (the original queue's, whose pages all carry a UTC header)."""
+    got = iso_minute(assumed_time(values)[0])
+    if "assumed_time" not in labels:
+        return True, "-", str(got)
+    expected = labels.get("assumed_time")
+    return got == expected, str(expected), str(got)

@@ -28,8 +28,9 @@ names. Rules, in order:
    week before with no new error message is a spike too (overload before any 5xx).
 6. No incident message and metrics as the week before: a false alarm, whatever was deployed.
 
-Pages name services their own way ("sign-in broken", "payment step failing"): `service_named`
-reads a page with the exact names first and on-call vocabulary (`ALIASES`) after.
+Pages name services their own way ("sign-in broken", "PaymentAuthLatencyHigh", "basket"):
+`service_named` reads the first service a page names, by name, alert name or on-call
+vocabulary (`ALIASES`).
 """
 
 from __future__ import annotations
@@ -47,21 +48,26 @@ SERVICES = (
 )
 """The services of the bundled incident data (servers/incident_world.py)."""
 ALIASES: dict[str, tuple[str, ...]] = {
-    "gateway": ("api gateway", "edge proxy", "ingress", "load balancer"),
-    "auth": ("login", "logins", "log in", "sign-in", "sign in", "signin", "sso",
-             "authentication"),
+    "gateway": ("api gateway", "api-gateway", "edge proxy", "ingress", "load balancer"),
+    "auth": ("login", "logins", "log in", "log-in", "sign-in", "sign in", "signin", "sign-ins",
+             "sso", "authentication"),
     "checkout": ("place an order", "placing orders", "order placement"),
-    "payments": ("payment", "card authorisation", "card authorization", "psp"),
-    "cart": ("basket", "add-to-cart", "add to cart"),
-    "search": ("search results", "product search"),
+    "payments": ("payment", "card auth", "card authorisation", "card authorisations",
+                 "card authorization", "card authorizations", "card payments", "psp"),
+    "cart": ("basket", "baskets", "add-to-cart", "add to cart"),
+    "search": ("search results", "product search", "results page", "search page",
+               "product listings", "product listing"),
     "inventory": ("stock", "stock levels", "reservations"),
     "shipping": ("delivery options", "delivery quotes", "carrier", "shipping quotes"),
     "notifications": ("emails", "email", "sms", "push notifications", "notification"),
     "recommendations": ("recs", "recommended", "recommendation"),
     "pricing": ("prices", "price", "promotions", "discounts"),
-    "profile": ("account page", "account pages", "my account", "addresses"),
+    "profile": ("account page", "account pages", "my account", "addresses", "avatar",
+                "avatars"),
 }
-"""On-call vocabulary for each service, read only when a page names no service exactly."""
+"""On-call vocabulary for each service ("basket" is cart, "sign-in" is auth)."""
+CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+"""Where an alert name's words meet: `PaymentAuthLatencyHigh` -> Payment Auth Latency High."""
 DEPENDENCY = re.compile(
     r"time(?:d)? ?out|unavailable|refused|unreachable|provider|upstream|failover|"
     r"connection|returned \d{3}|\bdb\b|-db\b|circuit|dns|tls|certificate",
@@ -71,9 +77,22 @@ DEPENDENCY = re.compile(
 NEW_AFTER = timedelta(minutes=5)
 MIN_COUNT = 8
 MIN_RATE_PER_MIN = 0.8
+YOUNG = timedelta(minutes=10)
+"""A burst younger than this at the page (a page a few minutes into an incident) needs only
+`YOUNG_MIN_COUNT` lines, at the same rate."""
+YOUNG_MIN_COUNT = 3
+LIVE_WITHIN = timedelta(minutes=15)
+"""A message last logged longer than this before the page has stopped: another, earlier
+incident (already over), not what the page is about."""
+TOO_RECENT = timedelta(minutes=15)
+"""A change of the paged service this close to the page is never ruled out while the
+cause is unknown: its errors may not have had time to show."""
 CHANGE_BEFORE_ONSET = timedelta(minutes=15)
 RULED_OUT_SPAN = timedelta(hours=2)
 SPIKE_RATIO = 1.5
+SPIKE_NOW_RATIO = 2.0
+"""The window's last minute of traffic against the week before's mean that is a spike
+already (a page a few minutes into a surge, before the window's mean moves)."""
 HEAP = re.compile(r"\bheap\b|\bgc pause\b|out of memory", re.IGNORECASE)
 
 
@@ -129,6 +148,11 @@ class Diagnosis:
     """(change id, why not, cites)."""
     unknown: list[str] = field(default_factory=list)
     """What the observations could not settle."""
+    other: str | None = None
+    """Another service with an incident of its own at the page's time that does not reach
+    the paged service (so it is not this page's cause)."""
+    other_change: dict[str, Any] | None = None
+    """The change that other incident follows, if any (never rolled back for this page)."""
 
     @property
     def change_id(self) -> str | None:
@@ -172,29 +196,58 @@ def seen_from(findings: Iterable[tuple[str, Any]]) -> list[Seen]:
     return out
 
 
+def _words(text: str) -> str:
+    """The page in lower case with its alert names split into words
+    (`AddToCartErrorBudgetBurn` -> `add to cart error budget burn`)."""
+    return " ".join(CAMEL.sub(" ", token) for token in text.split(" ")).lower()
+
+
+def services_named(text: str) -> list[str]:
+    """Every service a page names, in the order it first names each: by name, by alert name
+    (`CheckoutSuccessRateLow`, `LoginFailuresSpike`) or by on-call vocabulary ("basket",
+    "sign-in", "card auth", "results page"). Where terms overlap, the longest wins ("card
+    auth" is payments, not auth)."""
+    lowered = _words(text)
+    found: list[tuple[int, int, str]] = []
+    for name in SERVICES:
+        for term in (name, *ALIASES.get(name, ())):
+            for match in re.finditer(rf"(?<![\w]){re.escape(term)}(?!\w)", lowered):
+                found.append((match.start(), -len(term), name))
+    found.sort()
+    out: list[str] = []
+    covered_until = -1
+    for start, negative_length, name in found:
+        if start < covered_until:
+            continue  # inside a longer term already read ("auth" in "card auth")
+        covered_until = start - negative_length
+        if name not in out:
+            out.append(name)
+    return out
+
+
 def service_named(text: str) -> str | None:
-    """The service a page is about: the first one it names exactly, else the first whose
-    on-call vocabulary (`ALIASES`) it uses, else None."""
-    lowered = text.lower()
+    """The service a page is about: the first one it names (`services_named`), else None."""
+    named = services_named(text)
+    return named[0] if named else None
 
-    def first(words: dict[str, tuple[str, ...]]) -> str | None:
-        found = [(m.start(), name) for name, terms in words.items() for term in terms
-                 if (m := re.search(rf"(?<!\w){re.escape(term)}(?!\w)", lowered))]
-        return min(found)[1] if found else None
 
-    return first({name: (name,) for name in SERVICES}) or first(ALIASES)
+REASON_PHRASES = re.compile(r"\b(?:bad gateway|gateway time-?out)\b", re.IGNORECASE)
+"""HTTP reason phrases that contain a service's name without naming it ("504 Gateway Timeout
+from payments" names payments)."""
 
 
 def _named_service(message: str, own: str) -> str | None:
-    lowered = message.lower()
-    for name in SERVICES:
-        if name != own and re.search(rf"\b{name}\b", lowered):
-            return name
-    return None
+    """The other service a message names first ("payments call failed: 504 Gateway Timeout
+    from payments" -> payments), or None."""
+    lowered = REASON_PHRASES.sub(" ", message.lower())
+    found = [(m.start(), name) for name in SERVICES if name != own
+             if (m := re.search(rf"\b{name}\b", lowered))]
+    return min(found)[1] if found else None
 
 
 def incident_signals(summary: Seen) -> tuple[list[Signal], list[Signal]]:
-    """(incident messages, heap messages) in an all-services error summary."""
+    """(incident messages, heap messages) in an all-services error summary, still being
+    logged at its end (the page's time)."""
     since, until = when(summary.data.get("since")), when(summary.data.get("until"))
     signals: list[Signal] = []
     heap: list[Signal] = []
@@ -204,7 +257,8 @@ def incident_signals(summary: Seen) -> tuple[list[Signal], list[Signal]]:
         name = str(service.get("service"))
         for error in service.get("top_errors") or []:
             first = when(error.get("first_seen"))
-            if first is None:
+            last = when(error.get("last_seen")) or first
+            if first is None or last is None or last < until - LIVE_WITHIN:
                 continue
             count = int(error.get("count") or 0)
             message = str(error.get("message") or "")
@@ -213,19 +267,25 @@ def incident_signals(summary: Seen) -> tuple[list[Signal], list[Signal]]:
                 tuple(error.get("versions") or ()), summary.cite, _named_service(message, name),
             )
             minutes = max(1.0, (until - first).total_seconds() / 60)
+            enough = count >= MIN_COUNT or (until - first <= YOUNG and count >= YOUNG_MIN_COUNT)
             if HEAP.search(message) and count >= 3:
                 heap.append(signal)
-            elif first >= since + NEW_AFTER and count >= MIN_COUNT and count / minutes >= (
-                MIN_RATE_PER_MIN
-            ):
+            elif first >= since + NEW_AFTER and enough and count / minutes >= MIN_RATE_PER_MIN:
                 signals.append(signal)
     return signals, heap
 
 
-def _pick(seen: Sequence[Seen], tool: str, **args: Any) -> Seen | None:
+def _search(seen: Sequence[Seen], *, text: str | None = None, level: str | None = None
+            ) -> Seen | None:
+    """The first `search_logs` observation with these filters (`text=""`: none)."""
     for item in seen:
-        if item.tool == tool and all(item.args.get(k, "") == v for k, v in args.items()):
-            return item
+        if item.tool != "search_logs":
+            continue
+        if text is not None and str(item.args.get("text") or "") != text:
+            continue
+        if level is not None and str(item.args.get("level") or "").upper() != level:
+            continue
+        return item
     return None
 
 
@@ -257,22 +317,81 @@ def _describe(change: dict[str, Any]) -> str:
             f"by {change.get('author')}")
 
 
+def _warned_about(seen: Sequence[Seen], paged: str | None, until: datetime | None,
+                  troubled: set[str]) -> list[tuple[str, str, datetime, str]]:
+    """(service, message, first seen, cite) for the paged service's recent WARN lines that
+    name a service in trouble ("shipping quote failed (500 from shipping)"): a victim that
+    degrades without failing its own requests."""
+    item = _search(seen, text="", level="WARN")
+    if item is None or paged is None:
+        return []
+    out: dict[str, tuple[str, str, datetime, str]] = {}
+    for line in item.data.get("lines") or []:
+        if not isinstance(line, dict) or line.get("service") != paged:
+            continue
+        moment = when(line.get("ts"))
+        if moment is None or (until is not None and moment < until - LIVE_WITHIN):
+            continue
+        message = str(line.get("message") or "")
+        named = _named_service(message, paged)
+        if named in troubled:
+            seen_first = out.get(named)
+            if seen_first is None or moment < seen_first[2]:
+                out[named] = (named, message, moment, item.cite)
+    return list(out.values())
+
+
+def _change_before(changes: Sequence[dict[str, Any]], service: str, onset: datetime
+                   ) -> dict[str, Any] | None:
+    """The service's last change in the 15 minutes before its onset (or that minute)."""
+    before = [
+        c for c in changes
+        if c.get("service") == service and (moment := when(c.get("at"))) is not None
+        and onset - CHANGE_BEFORE_ONSET <= moment <= onset + timedelta(minutes=1)
+    ]
+    return max(before, key=lambda c: str(c.get("at"))) if before else None
+
+
+def _spiking(requests: dict[str, Any] | None) -> bool:
+    """Traffic well above the week before: over the window, or in its last minute."""
+    if not requests:
+        return False
+    if requests.get("change") == "higher" or float(requests.get("mean_ratio") or 0) >= (
+            SPIKE_RATIO):
+        return True
+    last = float((requests.get("current") or {}).get("last") or 0)
+    before = float((requests.get("week_before") or {}).get("mean") or 0)
+    return before > 0 and last >= SPIKE_NOW_RATIO * before
+
+
+def _traffic(requests: dict[str, Any]) -> str:
+    current, before = requests.get("current") or {}, requests.get("week_before") or {}
+    if float(requests.get("mean_ratio") or 0) >= SPIKE_RATIO:
+        return (f"{requests.get('mean_ratio')}× the week before ({current.get('mean')} against "
+                f"{before.get('mean')} requests a minute)")
+    return (f"{current.get('last')} requests a minute in its last minute against "
+            f"{before.get('mean')} the week before (rising)")
+
+
 def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) -> Diagnosis:
     """The likely cause from the observations (see the module docstring for the rules)."""
     summary = next((s for s in seen if s.tool == "error_summary" and not s.args.get("service")),
                    None)
     signals, heap = incident_signals(summary) if summary else ([], [])
-    pressure = _pick(seen, "search_logs")
+    until = at or (when(summary.data.get("until")) if summary else None)
+    pressure = _search(seen, text="heap")
     if pressure is not None:
         for line in pressure.data.get("lines") or []:
-            if isinstance(line, dict) and HEAP.search(str(line.get("message") or "")):
+            moment = when(line.get("ts")) if isinstance(line, dict) else None
+            if moment is None or (until is not None and moment < until - LIVE_WITHIN):
+                continue
+            if HEAP.search(str(line.get("message") or "")):
                 heap.append(Signal(
                     str(line.get("service")), str(line.get("message")), None,
-                    int(pressure.data.get("total") or 1), when(line.get("ts")) or datetime.now(UTC),
+                    int(pressure.data.get("total") or 1), moment,
                     (str(line.get("version")),), pressure.cite, None,
                 ))
                 break
-    until = at or (when(summary.data.get("until")) if summary else None)
     changes, changes_cite = _changes(seen, until)
     diag = Diagnosis(category="unknown", service=None, paged_service=paged)
     if summary is None:
@@ -284,20 +403,40 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
     troubled = {s.service for s in signals} | {h.service for h in heap}
     signals = [s if s.names is None or s.names in troubled else replace(s, names=None)
                for s in signals]
-    # 2: the causal service.
     by_service: dict[str, list[Signal]] = {}
     for signal in signals:
         by_service.setdefault(signal.service, []).append(signal)
-    roots = [s for s in signals if s.names is None]
+
+    def root_of(service: str, path: tuple[str, ...] = ()) -> str | None:
+        own = by_service.get(service) or []
+        if any(s.names is None for s in own):
+            return service
+        for signal in sorted(own, key=lambda s: s.first_seen):
+            if signal.names and signal.names not in path:
+                return root_of(signal.names, (*path, service)) or signal.names
+        return service if service in troubled else None
+
+    # 2: the causal service, reached from the paged one: its own errors, or errors or
+    # warnings of the paged service that name a service in trouble (a victim).
     causal: str | None = None
-    if roots:
-        causal = min(roots, key=lambda s: s.first_seen).service
-    elif signals:
-        causal = min(signals, key=lambda s: s.first_seen).names
+    warned = _warned_about(seen, paged, until, troubled)
+    if paged is not None and paged in by_service:
+        causal = root_of(paged)
+    elif warned:
+        named = min(warned, key=lambda w: w[2])
+        causal = root_of(named[0]) or named[0]
+    elif paged is None and signals:
+        roots = [s for s in signals if s.names is None]
+        causal = min(roots or signals, key=lambda s: s.first_seen).service
+    if causal is None and signals:
+        # Another service has an incident the paged service shows no sign of.
+        roots = [s for s in signals if s.names is None] or signals
+        diag.other = min(roots, key=lambda s: s.first_seen).service
     if causal is not None:
         own = by_service.get(causal) or [s for s in signals if s.names == causal]
         diag.service = causal
-        diag.onset = min(s.first_seen for s in own).replace(second=0)
+        if own:
+            diag.onset = min(s.first_seen for s in own).replace(second=0)
         for signal in own[:2]:
             versions = f" (only from version {', '.join(signal.versions)})" if len(
                 signal.versions) == 1 else ""
@@ -306,22 +445,25 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
                 f"{signal.status} \"{signal.message}\"{versions}, new in the window.",
                 [signal.cite],
             ))
-        for victim in [s for s in signals if s.names == causal and s.service != causal][:2]:
+        victims = [s for s in signals if s.names == causal and s.service != causal]
+        for victim in victims[:2]:
             diag.evidence.append((
                 f"{victim.service} failed because of it from {hhmm(victim.first_seen)}: "
                 f"{victim.count} × \"{victim.message}\".",
                 [victim.cite],
             ))
+        for service, message, first, cite in warned:
+            if paged != causal and not any(v.service == paged for v in victims):
+                diag.evidence.append((
+                    f"{paged} is affected through {service}: it warns \"{message}\" "
+                    f"(from {hhmm(first)} in the lines read).", [cite],
+                ))
+                break
 
     # 3: a change of the causal service just before the onset.
     if causal is not None and diag.onset is not None:
-        before = [
-            c for c in changes
-            if c.get("service") == causal and (moment := when(c.get("at"))) is not None
-            and diag.onset - CHANGE_BEFORE_ONSET <= moment <= diag.onset + timedelta(minutes=1)
-        ]
-        if before:
-            change = max(before, key=lambda c: str(c.get("at")))
+        change = _change_before(changes, causal, diag.onset)
+        if change is not None:
             diag.change, diag.change_cite = change, changes_cite
             diag.category = "bad_deploy" if change.get("kind") == "deploy" else "config_change"
             gap = (diag.onset - when(change["at"])).total_seconds()  # type: ignore[operator]
@@ -347,7 +489,7 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
     memory = metrics.get("memory")
     if diag.change is None and leak_service is None and memory and memory.get("change") == (
         "higher"
-    ) and not signals:
+    ) and causal is None:
         leak_service = paged
     if diag.change is None and leak_service is not None:
         deploys = [c for c in changes if c.get("service") == leak_service
@@ -379,16 +521,11 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
     # 5: no change to blame.
     requests = metrics.get("requests")
     if diag.category == "unknown" and causal is not None:
-        spike = requests is not None and (
-            requests.get("change") == "higher"
-            or float(requests.get("mean_ratio") or 0) >= SPIKE_RATIO
-        )
-        if spike and requests and causal == paged:
+        if requests and _spiking(requests) and causal == paged:
             diag.category = "traffic_spike"
             diag.evidence.append((
-                f"{paged} traffic is {requests.get('mean_ratio')}× the week before "
-                f"({requests['current'].get('mean')} against {requests['week_before'].get('mean')}"
-                " requests a minute): load, not a change.", [str(requests["cite"])],
+                f"{paged} traffic is {_traffic(requests)}: load, not a change.",
+                [str(requests["cite"])],
             ))
         elif causal != paged:
             diag.category = "dependency_outage"
@@ -412,21 +549,23 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
                 f"No deploy or config change of {causal} in the 15 minutes before its onset.",
                 [changes_cite],
             ))
-    # 6: nothing moved.
+    # 6: nothing of the paged service's own moved (another service's incident aside).
     if diag.category == "unknown" and causal is None and leak_service is None:
         moved = [m for m, v in metrics.items() if v.get("change") != "similar"]
-        if requests is not None and float(requests.get("mean_ratio") or 0) >= SPIKE_RATIO:
+        if requests and _spiking(requests):
             diag.category, diag.service = "traffic_spike", paged
             diag.evidence.append((
-                f"{paged} traffic is {requests.get('mean_ratio')}× the week before with no new "
-                "error message yet: load, not a change.", [str(requests["cite"])],
+                f"{paged} traffic is {_traffic(requests)} with no new error message yet: "
+                "load, not a change.", [str(requests["cite"])],
             ))
         elif metrics and not moved:
             diag.category = "false_alarm"
             cite = str(next(iter(metrics.values()))["cite"])
             diag.evidence.append((
                 f"Every {paged} metric is as the week before (week over week: similar "
-                "throughout) and no service logged a new burst of errors.",
+                "throughout) and "
+                + (f"{paged} logged no new burst of errors." if diag.other else
+                   "no service logged a new burst of errors."),
                 [cite] + ([summary.cite] if summary else []),
             ))
         elif not metrics:
@@ -436,6 +575,20 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
             )
         else:
             diag.unknown.append(f"why {paged} {', '.join(moved)} moved with no error burst")
+    if diag.other is not None:
+        other = by_service.get(diag.other) or []
+        other_onset = min((s.first_seen for s in other), default=None)
+        if other_onset is not None:
+            diag.other_change = _change_before(changes, diag.other,
+                                               other_onset.replace(second=0))
+        after = f" after {diag.other_change.get('change_id')}" if diag.other_change else ""
+        sample = other[0] if other else None
+        diag.evidence.append((
+            f"{diag.other} has an incident of its own{after} (from {hhmm(other_onset)}"
+            + (f": {sample.count} × \"{sample.message}\"" if sample else "")
+            + f"), but nothing {paged} logged names it or shows it: not this page's cause.",
+            [sample.cite] if sample else [],
+        ))
 
     # Ruled out: every other change in the two hours before the page.
     if until is not None:
@@ -443,16 +596,24 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
             moment = when(change.get("at"))
             if moment is None or moment < until - RULED_OUT_SPAN or change is diag.change:
                 continue
-            if diag.onset is not None and moment > diag.onset and (
-                change.get("service") == diag.service
-            ):
+            owner = change.get("service")
+            if diag.category == "unknown" and owner in (paged, causal) and (
+                    moment >= until - TOO_RECENT or owner == causal):
+                diag.unknown.append(
+                    f"whether {change.get('change_id')} is involved: the cause is not known yet "
+                    "and it is too close to rule out")
+                continue
+            if diag.onset is not None and moment > diag.onset and owner == diag.service:
                 why = f"it came after the onset at {hhmm(diag.onset)}"
             elif diag.onset is not None and moment > diag.onset:
                 why = (f"it came after the onset at {hhmm(diag.onset)}, in another service "
-                       f"({change.get('service')})")
-            elif change.get("service") not in by_service:
-                why = f"{change.get('service')} logged no new errors after it"
+                       f"({owner})")
+            elif diag.other_change is not None and change is diag.other_change:
+                why = (f"it is behind {owner}'s own incident, which does not reach "
+                       f"{paged}: rolling it back is for {owner}'s page, not this one")
+            elif owner not in by_service:
+                why = f"{owner} logged no new errors after it"
             else:
-                why = f"the errors of {change.get('service')} do not start right after it"
+                why = f"the errors of {owner} do not start right after it"
             diag.ruled_out.append((str(change.get("change_id")), why, [changes_cite]))
     return diag

@@ -16,7 +16,7 @@ WORDS: dict[str, frozenset[str]] = {
     ENGLISH: frozenset(
         "the and my was is it i you to a of for on not have has please what can order charged "
         "with this that me be are your we hi hello thanks would could did got still just but "
-        "when where why how its im ive dont".split()
+        "when where why how its im ive dont do does you gift if in at from".split()
     ),
     "French": frozenset(
         "le la les je mon ma mes est et pas une un des pour vous avec commande ete merci "
@@ -46,15 +46,19 @@ WORDS: dict[str, frozenset[str]] = {
     ),
 }
 """Common words of each language the planner reads (folded)."""
+MIN_FOREIGN_WORDS = 2
+"""A ticket with English words is read as another language only on two of its small words at
+least: one shared word ("do", "me", "a") is no evidence in a short English ticket."""
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
 def detect_language(text: str) -> str:
     """The ticket's language, by its most common small words (English when unsure)."""
     words = _WORD.findall(fold(text))
-    best, score = ENGLISH, sum(w in WORDS[ENGLISH] for w in words)
+    english = sum(w in WORDS[ENGLISH] for w in words)
+    best, score = ENGLISH, english
     for language, vocabulary in WORDS.items():
         hits = sum(w in vocabulary for w in words)
-        if hits > score:
+        if hits > score and (hits >= MIN_FOREIGN_WORDS or english == 0):
             best, score = language, hits
     return best

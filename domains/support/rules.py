@@ -18,6 +18,7 @@ The support pack's plug-in gives it to the loader (`graph.domains`).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
@@ -27,7 +28,7 @@ from workers.roster import Roster
 from .intents import BY_NAME, TIMEZONE, pattern
 from .language import detect_language
 from .order_ids import ORDER_ID, find_order_ids
-from .reading import BUT, CLAUSE, Understanding, is_other_persons, understand
+from .reading import BUT, CLAUSE, PROBLEM, Understanding, is_other_persons, understand
 from .text_norm import normalize
 
 PERSONAL = (
@@ -104,6 +105,13 @@ GENERAL = (
     r"se eu",
 )
 """What a general question sounds like ("Do you price match?", "How long does a refund take?")."""
+FIRST_PERSON = re.compile(
+    r"(?<![\w])(?:i|i'm|i've|i'd|me|my|mine|we|our|us|je|j'|mon|ma|mes|moi|nous|notre|ich|mein"
+    r"\w*|mir|mich|wir|unser\w*|yo|mi|mis|me|nos|nuestr\w*|io|mio|mia|miei|noi|nostr\w*|ik"
+    r"|mijn|mij|wij|we|ons|onze|eu|meu|minha|meus|minhas|nos|nosso\w*|nossa\w*)(?![\w])"
+)
+"""A word by which the customer speaks of themselves: a question without one, and without an
+order id, asks about the shop in general ("Do gift cards expire?")."""
 
 
 def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
@@ -114,7 +122,12 @@ def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
     if not any(BY_NAME[name].order_bound for name in intents):
         return False
     text = normalize(own_text)
-    return bool(pattern(PERSONAL).search(text)) or not pattern(GENERAL).search(text)
+    if pattern(PERSONAL).search(text):
+        return True
+    asks_without_a_self = (
+        "?" in text and not FIRST_PERSON.search(text) and not PROBLEM.search(text)
+    )
+    return not (pattern(GENERAL).search(text) or asks_without_a_self)
 
 
 def _own_order_ids(own_text: str) -> tuple[str, ...]:

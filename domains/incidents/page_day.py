@@ -1,0 +1,244 @@
+"""The date of a page that gives only a clock time ("5:38am ET AddToCartErrorBudgetBurn
+firing", "at 18:35 Berlin time ..."), settled from the data before the specialists run.
+
+The page's date context is what it names: a release ("the auth 3.9.3 deploy", "shipped
+4.12.6 at 8:34am ET", "the inventory deploy 5 min ago"), an onset ("since ~22:35", "for 20
+min") and the services it is about. Each day that clock time fell on, from the data's latest
+minute back a week, is read once (the error summary of every service over the errors' look-
+back) and scored: a change the page names on that day counts most, then an incident message
+that begins when the page says the trouble began, then the paged service (or another the page
+names) in trouble at that time. The best day wins; on a tie, the latest (a page is about the
+recent past); with nothing to go on, the latest. The answer says which day and why.
+
+`resolve_page_day` is the pack's `resolve_facts` (graph/facts.py): the plan leaves such a
+page's packets without windows (and the page's text in `page_undated`); this writes the
+windows of the settled day and resolves the declared facts again for them.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from graph.facts import SharedFacts, record_lookup, resolve_shared_facts
+from workers.contracts import Handoff
+from workers.roster import Roster
+
+from .page_time import change_moments, month_day, stated_onset, versions_named
+from .reading import PageReading, read_page
+from .triage import NEW_AFTER, Seen, incident_signals, when
+from .windows import ERRORS_LOOKBACK, PAGE_DAY, UNDATED, iso, window_inputs
+
+if TYPE_CHECKING:  # the hub loads the MCP SDK, only once a hub runs
+    from workers.hub import ToolHub
+
+SUMMARY = "logs.error_summary"
+CHANGES = "deploys.list_changes"
+DAYS_BACK = 7
+"""How many days before the data's latest minute a page's clock time may fall on."""
+ONSET_SLACK = timedelta(minutes=6)
+CHANGE_SLACK = timedelta(minutes=3)
+NAMED_CHANGE_SPAN = timedelta(hours=24)
+"""A release the page names ("the 4.12.5 deploy") is at most this long before the page."""
+NOW_SPAN = timedelta(minutes=15)
+"""What "in trouble at that time" counts: the paged service's errors and warnings in the
+last minutes before the page (an incident that ended earlier that day does not count)."""
+
+
+@dataclass
+class Day:
+    """One candidate: the page's moment on one day, and what the data shows then."""
+
+    at: datetime
+    score: float = 0.0
+    why: str = ""
+    errors: int = 0
+
+
+async def _call(hub: ToolHub, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    result = await hub.call(tool, args, [tool])
+    record_lookup(tool, args, result)
+    if not result.ok:
+        return None
+    try:
+        data = json.loads(result.text)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _data_now(packets: Sequence[Handoff]) -> datetime | None:
+    """The data's latest minute, from an error summary already looked up with its default
+    window (its `until`)."""
+    for packet in packets:
+        for fact in packet.facts:
+            if fact.tool == SUMMARY and not fact.args.get("until"):
+                try:
+                    until = json.loads(fact.observation).get("until")
+                except (json.JSONDecodeError, AttributeError):
+                    continue
+                moment = when(until)
+                if moment is not None:
+                    return moment
+    return None
+
+
+def candidates(reading: PageReading, text: str, now: datetime) -> list[datetime]:
+    """The page's moment on each local day from the data's latest minute back a week (only
+    the stated month and day, if the page gives one without a year), latest first."""
+    assert reading.time is not None
+    page = reading.time
+    wanted = month_day(text)
+    local_now = now.astimezone(page.tz).date()
+    out: list[datetime] = []
+    for back in range(DAYS_BACK + 1):
+        day = local_now - timedelta(days=back)
+        if wanted is not None and (day.month, day.day) != wanted:
+            continue
+        moment = page.on(day)
+        if moment <= now:
+            out.append(moment)
+    return out
+
+
+def score_days(reading: PageReading, text: str, days: list[Day],
+               summaries: dict[datetime, Seen], changes: list[dict[str, Any]],
+               recent: dict[datetime, int] | None = None) -> None:
+    """Score each candidate day (see the module docstring); each `why` says what matched."""
+    assert reading.time is not None
+    page = reading.time
+    named = set(reading.services)
+    versions = set(versions_named(text))
+    for day in days:
+        reasons: list[str] = []
+        near = [c for c in changes if (moment := when(c.get("at"))) is not None
+                and day.at - NAMED_CHANGE_SPAN <= moment <= day.at]
+        by_version = [c for c in near if str(c.get("to")) in versions
+                      and (not named or c.get("service") in named)]
+        moments = change_moments(text, page, day.at)
+        by_moment = [c for c in near for m in moments
+                     if abs((when(c.get("at")) or m) - m) <= CHANGE_SLACK
+                     and (not named or c.get("service") in named)]
+        if by_version or by_moment:
+            change = (by_version or by_moment)[0]
+            day.score += 4
+            reasons.append(f"the page names {change.get('service')}'s change "
+                           f"{change.get('change_id')} ({change.get('to')}) of that day")
+        summary = summaries.get(day.at)
+        if summary is None:
+            continue
+        since = when(summary.data.get("since")) or day.at - ERRORS_LOOKBACK
+        onset = stated_onset(text, page, day.at)
+        if onset is not None:
+            begun = [
+                (str(s.get("service")), e) for s in summary.data.get("services") or []
+                for e in s.get("top_errors") or []
+                if (first := when(e.get("first_seen"))) is not None and first >= since + NEW_AFTER
+                and abs(first - onset) <= ONSET_SLACK and int(e.get("count") or 0) >= 4
+            ]
+            if begun:
+                day.score += 3
+                service, error = begun[0]
+                reasons.append(f"{service} began logging \"{error.get('message')}\" at "
+                               f"{str(error.get('first_seen'))[11:16]} UTC, when the page says "
+                               "the trouble began")
+        signals, heap = incident_signals(summary)
+        troubled = {s.service for s in signals}
+        if reading.service in troubled:
+            day.score += 2
+            reasons.append(f"{reading.service} was failing at that time")
+        elif reading.service in {h.service for h in heap}:
+            day.score += 1
+            reasons.append(f"{reading.service} was under heap pressure at that time")
+        others = sorted((named - {reading.service}) & troubled)
+        if others:
+            day.score += 1
+            reasons.append(f"{', '.join(others)} (named in the page) was failing at that time")
+        day.errors = (recent or {}).get(day.at, 0)
+        day.why = "; ".join(reasons)
+    counts = [d.errors for d in days]
+    if len(counts) >= 3:
+        usual = statistics.median(counts)
+        for day in days:
+            if day.errors >= max(10, 3 * usual) and "failing" not in day.why:
+                day.score += 1
+                day.why = "; ".join(filter(None, [
+                    day.why, f"{reading.service} logged {day.errors} errors and warnings in "
+                    f"the {NOW_SPAN.seconds // 60} minutes before, against {usual:g} on a "
+                    "usual day"]))
+
+
+async def settle_day(reading: PageReading, text: str, now: datetime, hub: ToolHub
+                     ) -> tuple[datetime | None, str]:
+    """The page's moment on the day that fits the data best, and why (see the module
+    docstring); (None, why) when no day is possible."""
+    if reading.time is None:
+        return None, "the page states no time"
+    moments = candidates(reading, text, now)
+    if not moments:
+        return None, "no day in the data's last week fits the page's time"
+    days = [Day(m) for m in moments]
+    if len(days) > 1:
+        earliest = min(moments) - NAMED_CHANGE_SPAN
+        listed = await _call(hub, CHANGES, {"since": iso(earliest), "until": iso(now),
+                                            "limit": 200})
+        changes = [c for c in (listed or {}).get("changes") or [] if isinstance(c, dict)]
+        summaries: dict[datetime, Seen] = {}
+        recent: dict[datetime, int] = {}
+        for moment in moments:
+            args = {"since": iso(moment - ERRORS_LOOKBACK), "until": iso(moment)}
+            data = await _call(hub, SUMMARY, args)
+            if data is not None:
+                summaries[moment] = Seen("error_summary", args, data, "")
+            short = {"since": iso(moment - NOW_SPAN), "until": iso(moment),
+                     "service": reading.service or ""}
+            counted = await _call(hub, SUMMARY, short)
+            for service in (counted or {}).get("services") or []:
+                recent[moment] = int(service.get("errors") or 0) + int(
+                    service.get("warnings") or 0)
+        score_days(reading, text, days, summaries, changes, recent)
+    best = max(days, key=lambda d: (d.score, d.at))
+    if best.score <= 0:
+        why = ("nothing in the page or the data singles out a day, so the latest "
+               f"{reading.time.written} before the data's latest minute")
+    else:
+        why = best.why
+    return best.at, why
+
+
+async def resolve_page_day(
+    declared: SharedFacts, order_ids: Sequence[str], *, hub: ToolHub, roster: Roster
+) -> SharedFacts:
+    """The pack's `resolve_facts`: a page without a date gets the windows of the day that
+    fits it (module docstring) and its declared facts resolved again for them."""
+    pending = [p for p in declared.packets if UNDATED in p.inputs]
+    if not pending:
+        return declared
+    text = pending[0].inputs[UNDATED]
+    reading = read_page(text)
+    now = _data_now(declared.packets)
+    if now is None:
+        data = await _call(hub, SUMMARY, {"service": reading.service or ""})
+        now = when((data or {}).get("until"))
+    at, why = (None, "the data's latest minute could not be read") if now is None else (
+        await settle_day(reading, text, now, hub))
+    if at is None:
+        note = f"could not settle the page's date ({why}): nothing was triaged"
+        return SharedFacts(packets=[], notes=[note])
+    rewritten = []
+    for packet in declared.packets:
+        inputs = {k: v for k, v in packet.inputs.items() if k != UNDATED}
+        inputs.update(window_inputs(packet.recipient, at))
+        inputs[PAGE_DAY] = why
+        rewritten.append(packet.model_copy(update={"inputs": inputs, "facts": ()}))
+    resolved = await resolve_shared_facts(rewritten, order_ids, hub=hub, roster=roster)
+    note = f"page date settled: {at:%Y-%m-%d %H:%M} UTC ({why})"
+    return SharedFacts(
+        packets=resolved.packets, notes=[note, *resolved.notes],
+        unknown_orders=resolved.unknown_orders, answered=resolved.answered,
+    )
+
