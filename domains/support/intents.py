@@ -16,10 +16,13 @@ stems are safe: `refund` matches "refunded", not "prefund". How phrases are read
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
+from .lexicon import phrases_for
 from .text_norm import fold
+
+USE_LEXICON = True
 
 
 @dataclass(frozen=True)
@@ -1189,6 +1192,11 @@ INTENTS: tuple[Intent, ...] = (
     ),
 )
 """Every intent the rules planner reads, in the order the answer lists them."""
+if USE_LEXICON:
+    INTENTS = tuple(
+        replace(i, phrases=tuple(dict.fromkeys((*i.phrases, *phrases_for(i.name)))))
+        for i in INTENTS
+    )
 
 BY_NAME: dict[str, Intent] = {intent.name: intent for intent in INTENTS}
 

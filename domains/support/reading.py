@@ -194,7 +194,7 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
     for intent in INTENTS:
         if intent.only_with and not pattern(intent.only_with).search(context):
             continue
-        if intent.not_in_questions and "?" in norm:
+        if intent.not_in_questions and ("?" in norm or ASKS.search(norm)):
             continue
         matches = list(pattern(intent.phrases).finditer(norm))
         if not matches:
