@@ -18,7 +18,7 @@ Pure functions, standard library only (datetime, zoneinfo).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
@@ -75,10 +75,13 @@ CLOCK = re.compile(
 )
 """A clock time: `14:07`, `9:25am`, `2:07 pm`, `9am`."""
 ZONE = re.compile(
-    r"\s?\(?\s?(?:(?P<offset>" + _OFFSET + r")|(?P<abbr>\b(?:" + _ABBREVIATION + r"))\b"
-    r"|(?P<place>[A-Za-z][A-Za-z]+(?:[ _][A-Za-z]+)?)\s+time\b)\)?"
+    r"\s?\(?\s?(?:(?P<offset>" + _OFFSET + r"|[+\u2212-]\d{2}:?\d{2}(?!\d))"
+    r"|(?P<abbr>\b(?:" + _ABBREVIATION + r"))\b"
+    r"|(?P<place>[A-Za-z][A-Za-z]+(?:[ _][A-Za-z]+)?)\s+time\b"
+    r"|(?<=\()(?P<inner>[A-Za-z][A-Za-z]+(?:[ _][A-Za-z]+)?)(?=\)))\)?"
 )
-"""A zone right after a time: `EDT`, `(UTC+1)`, `GMT-4`, `Berlin time`."""
+"""A zone right after a time: `EDT`, `(UTC+1)`, `GMT-4`, `+02:00`, `Berlin time`,
+`(Berlin)`."""
 DATE_WORDS = re.compile(
     rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<m1>{_MONTH})|(?P<m2>{_MONTH})\s+"
     rf"(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)(?:,?\s+(?P<y>\d{{4}}))?\b",
@@ -88,7 +91,9 @@ DATE_WORDS = re.compile(
 ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 ONSET_BEFORE = re.compile(
     r"(?:since|start\w*|began|begun|begin\w*|from|onset|first seen|kicked off|jumped|"
-    r"spiked|climbing)\W+(?:(?:about|around|approx\w*|roughly|at|~)\W*)*$",
+    r"spiked|climbing)\W+(?:(?:about|around|approx\w*|roughly|at|~)\W*)*$"
+    r"|(?:start\w*|began|begun|begin\w*|kicked off)\W+(?:\w+\W+){1,2}?"
+    r"(?:at|around|about|~)\W*$",
     re.IGNORECASE,
 )
 """Words right before a time that make it the onset, not the page's time."""
@@ -189,7 +194,7 @@ class PageTime:
         name = self.zone.written
         shown = local.strftime("%Z") if isinstance(self.tz, ZoneInfo) else ""
         if shown and shown != name:
-            return f"{local:%H:%M} {name} ({shown})"
+            return f"{local:%H:%M} {name}, {shown} that day"
         return f"{local:%H:%M} {name}"
 
 
@@ -237,7 +242,7 @@ def _zone_after(text: str, end: int) -> tuple[Zone | None, int, str]:
     match = ZONE.match(text, end)
     if match is None:
         return None, end, ""
-    written = match.group("offset") or match.group("abbr") or ""
+    written = match.group("offset") or match.group("abbr") or match.group("inner") or ""
     if match.group("place"):
         written = f"{match.group('place')} time"
     zone = zone_named(written)
@@ -304,7 +309,13 @@ def time_mentions(text: str) -> list[Mention]:
         mentions.append(Mention(match.start(), end, text[match.start():end].strip(),
                                 time(hour, minute), zone, None, _kind(text, match.start()),
                                 unknown))
-    return sorted(mentions, key=lambda m: m.start)
+    return sorted((replace(m, written=_balanced(m.written)) for m in mentions),
+                  key=lambda m: m.start)
+
+
+def _balanced(written: str) -> str:
+    """`09:04 PDT` for a time written inside parentheses (`(09:04 PDT)`)."""
+    return written.rstrip(")").strip() if written.count(")") > written.count("(") else written
 
 
 def _kind(text: str, start: int) -> str:

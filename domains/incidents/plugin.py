@@ -39,7 +39,7 @@ from workers.roster import Roster
 from .page_day import resolve_page_day
 from .page_time import iso_minute
 from .reading import PageReading, read_page
-from .triage import SERVICES, Diagnosis, diagnose, hhmm, seen_from
+from .triage import SERVICES, Diagnosis, diagnose, hhmm, possessive, seen_from
 from .windows import PAGE_DAY, UNDATED, page_time_of, window_inputs
 
 INTENT = "incident_triage"
@@ -215,6 +215,9 @@ def time_claim(reading: PageReading, at: datetime | None, day_reason: str) -> st
     """How the answer states the page time it assumed ("Page time read as 2025-06-10 13:40
     UTC (09:40 EDT)."), or that it could not tell it."""
     page = reading.time
+    if page is None and reading.unknown_zone:
+        return (f"Page time: could not tell: \"{reading.unknown_zone}\" is in a zone Muster "
+                "does not know, so the page was not triaged as of any time.")
     if page is None:
         return ("Page time: could not tell: the page states no time, so it was not triaged "
                 "as of any time (not even the data's latest minute).")
@@ -261,7 +264,7 @@ def compose_answer(state: MusterState) -> Answer:
     reading = read_page(request)
     at, day_reason = assumed_time(state)
     failed_workers = sorted({r.worker for r in run.failed})
-    summary: list[Claim] = [Claim(text=time_claim(reading, at, day_reason))]
+    summary: list[Claim] = []
     if reading.service is None:
         summary.append(Claim(
             text="Could not tell which service the page is about: it names none of "
@@ -283,6 +286,8 @@ def compose_answer(state: MusterState) -> Answer:
                 cites=sorted({c for _, cites in diag.evidence for c in cites}),
             )
         )
+    # The page time right after the cause (the first claim stays the cause).
+    summary.insert(1, Claim(text=time_claim(reading, at, day_reason)))
     summary += [Claim(text=text, cites=cites) for text, cites in diag.evidence]
     summary += [
         Claim(text=f"Ruled out: {cid}: {why}.", cites=cites) for cid, why, cites in diag.ruled_out
@@ -328,8 +333,9 @@ def compose_answer(state: MusterState) -> Answer:
         text = {
             "traffic_spike": f"Scale {diag.service} out and shed or rate-limit the extra load; "
             "nothing to roll back (no change of its own).",
-            "dependency_outage": f"Page the team that owns {diag.service}'s failing "
-            f"dependency (or {diag.service}'s own team): {victim}nothing to roll back.",
+            "dependency_outage": f"Page the team that owns {possessive(diag.service)} failing "
+            f"dependency (or {possessive(diag.service)} own team): {victim}nothing to roll "
+            "back.",
             "false_alarm": f"No action for {diag.paged_service}: close the page as a false "
             "alarm and review the alert's threshold." + other,
         }.get(diag.category)
@@ -345,7 +351,10 @@ def compose_answer(state: MusterState) -> Answer:
                 )
             )
 
-    unknown = list(diag.unknown)
+    planned = bool(state.get("packets"))
+    # Nothing planned (no service or no time to read the data for): what the diagnosis
+    # could not read was never asked for, so only the reading's gaps are unknown.
+    unknown = list(diag.unknown) if planned else []
     unknown += [
         f"{w}: this specialist failed, so what it would have shown is missing"
         for w in failed_workers
@@ -359,6 +368,9 @@ def compose_answer(state: MusterState) -> Answer:
         unknown.append("which service the page is about: name it and run again")
     if reading.time is None:
         unknown.append("when the page was sent: give its time (with its zone) and run again")
+        if reading.service is not None:
+            unknown.append(f"whether {reading.service} is failing, and why: nothing was read "
+                           "without the page's time (a quiet data end is not a false alarm)")
     elif at is None:
         unknown.append(f"which day \"{reading.time.written}\" is: give the date and run again")
     elif reading.time.day is None:

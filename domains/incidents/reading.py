@@ -30,6 +30,8 @@ class PageReading:
     """Its own time (None: the text states none)."""
     unaccounted: tuple[str, ...] = field(default=())
     """What the reading could not account for (each makes the answer partial)."""
+    unknown_zone: str = ""
+    """A time the page gives in a zone no table knows (`09:15 Springfield time`)."""
 
     @property
     def at(self) -> datetime | None:
@@ -81,4 +83,6 @@ def read_page(request: str) -> PageReading:
         services=services,
         time=None if page_time is None or page_time.unknown_zone else page_time,
         unaccounted=tuple(unaccounted),
+        unknown_zone=f"{page_time.written} {page_time.unknown_zone}" if page_time and (
+            page_time.unknown_zone) else "",
     )

@@ -1,32 +1,47 @@
 """Incident triage as a pure function: from what the specialists observed to the likely cause.
 
 `diagnose` reads the observations (the error summary of every service, the paged service's
-heap warnings, its week-over-week metrics, the changes of the last days), each with its
+heap and other warnings, its week-over-week metrics, the changes of the last days), each with its
 citation, and returns a `Diagnosis`: the category, the causal service and change, the onset,
 the evidence, what is ruled out and why, and what is still unknown. The deploys worker's
 proposal rule and the answer both call it, so the rollback proposed is the cause the answer
 names. Rules, in order:
 
 1. An incident message is a top error that is new in the window (first seen at least 5
-   minutes after its start), frequent (8 or more) and fast (at least 0.8 a minute since it
-   began); everyday noise is none of these. A message naming another service ("payments
-   call failed") marks its service as a victim of that one, but only when the named service
-   shows trouble of its own in the same summary (incident messages or heap pressure): a
-   caller that gives up on a healthy dependency ("payments call timed out after 300ms", with
-   payments quiet) is failing on its own.
-2. The causal service is the earliest service whose incident messages name no other.
-3. A deploy or config change of that service in the 15 minutes before the onset is the
+   minutes after its start), still logged at the page (last seen within 15 minutes of it: an
+   incident over by then is not what the page is about), frequent (8 or more; 3 or more when
+   it began under 10 minutes before the page) and fast (at least 0.8 a minute since it
+   began); everyday noise is none of these. A message naming another service ("payments call
+   failed") marks its service as a victim of that one, but only when the named service shows
+   trouble of its own in the same summary (incident messages or heap pressure): a caller
+   that gives up on a healthy dependency ("payments call timed out after 300ms", with
+   payments quiet) is failing on its own. HTTP reason phrases ("504 Gateway Timeout") name
+   no service.
+2. The causal service is reached from the paged one: the paged service itself when it has
+   incident messages of its own, else the service its messages or its warnings name
+   ("shipping quote failed (500 from shipping)": a victim that degrades without failing),
+   followed to the service that names no other. A paged service that shows nothing of
+   another service's incident is not affected by it: that incident (and its change) is
+   reported as another service's, never this page's cause, and nothing of it is rolled back.
+3. A deploy or config change of the causal service in the 15 minutes before the onset is the
    cause (bad_deploy, config_change): roll it back.
 4. Heap pressure (GC-pause warnings, "heap above" sheds) or memory far above the week before
    is a slow leak: the service's last deploy within the look-back started it; roll it back.
    Only the paged service, the causal one or one the paged service's errors name counts: a
    leak elsewhere is another incident, not this page's cause.
-5. No change: traffic well above the week before is a traffic spike; a victim paged for
-   another service's failure, or a service failing with no change and usual traffic while
-   its messages name a dependency (a provider, a database, a timeout, a refused
-   connection), is a dependency outage; neither rolls anything back. Traffic well above the
-   week before with no new error message is a spike too (overload before any 5xx).
-6. No incident message and metrics as the week before: a false alarm, whatever was deployed.
+5. No change: traffic well above the week before (over the window, or already in its last
+   minute) is a traffic spike; a victim paged for another service's failure, or a service
+   failing with no change and usual traffic while its messages name a dependency (a
+   provider, a database, a timeout, a refused connection), is a dependency outage; neither
+   rolls anything back. Traffic well above the week before with no new error message is a
+   spike too (overload before any 5xx).
+6. No incident message of the paged service's and its metrics as the week before: a false
+   alarm, whatever was deployed and whatever other service is failing; but not while its
+   last minute is far off the week before (a page minutes into trouble stays open).
+
+Ruled out: every other change in the two hours before the page, with the reason; while the
+cause is unknown, never a change of the paged or causal service made in the last 15 minutes
+(its errors may not have shown yet).
 
 Pages name services their own way ("sign-in broken", "PaymentAuthLatencyHigh", "basket"):
 `service_named` reads the first service a page names, by name, alert name or on-call
@@ -352,6 +367,12 @@ def _change_before(changes: Sequence[dict[str, Any]], service: str, onset: datet
     return max(before, key=lambda c: str(c.get("at"))) if before else None
 
 
+def possessive(name: str | None) -> str:
+    """`payments'`, `checkout's`."""
+    text = str(name)
+    return text + ("'" if text.endswith("s") else "'s")
+
+
 def _spiking(requests: dict[str, Any] | None) -> bool:
     """Traffic well above the week before: over the window, or in its last minute."""
     if not requests:
@@ -362,6 +383,23 @@ def _spiking(requests: dict[str, Any] | None) -> bool:
     last = float((requests.get("current") or {}).get("last") or 0)
     before = float((requests.get("week_before") or {}).get("mean") or 0)
     return before > 0 and last >= SPIKE_NOW_RATIO * before
+
+
+MOVING_NOW = {"error_rate": (3.0, 0.01), "latency_p95": (1.8, 0.0)}
+"""(ratio, least difference) of the window's last minute against the week before's mean
+that says a metric is moving right now, before the window's mean shows it."""
+
+
+def _moving_now(metrics: dict[str, dict[str, Any]]) -> list[str]:
+    """Metrics whose last minute is far off the week before (a page minutes into trouble)."""
+    out = []
+    for name, (ratio, least) in MOVING_NOW.items():
+        metric = metrics.get(name) or {}
+        last = float((metric.get("current") or {}).get("last") or 0)
+        before = float((metric.get("week_before") or {}).get("mean") or 0)
+        if before > 0 and last >= ratio * before and last - before >= least:
+            out.append(f"{name} {last:g} against {before:g}")
+    return out
 
 
 def _traffic(requests: dict[str, Any]) -> str:
@@ -533,8 +571,8 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
                 (s for s in by_service.get(causal, []) if DEPENDENCY.search(s.message)), None):
             diag.category = "dependency_outage"
             diag.evidence.append((
-                f"{causal}'s own errors blame something it calls: \"{own_dependency.message}\";"
-                " its traffic is as usual.", [own_dependency.cite],
+                f"{possessive(causal)} own errors blame something it calls: "
+                f"\"{own_dependency.message}\"; its traffic is as usual.", [own_dependency.cite],
             ))
         elif not metrics:
             diag.unknown.append(
@@ -558,6 +596,15 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
                 f"{paged} traffic is {_traffic(requests)} with no new error message yet: "
                 "load, not a change.", [str(requests["cite"])],
             ))
+        elif metrics and not moved and (now := _moving_now(metrics)):
+            # Never closed as a false alarm while its last minute is off: a page minutes
+            # into trouble, before a burst of errors is logged (its own recent change is not
+            # ruled out either, below). The metrics are not in the deploys specialist's view,
+            # so no change is blamed from them alone.
+            diag.unknown.append(
+                f"whether {paged} is just starting to fail: its last minute is off the week "
+                f"before ({'; '.join(now)}) with no error burst yet; look again in a few minutes"
+            )
         elif metrics and not moved:
             diag.category = "false_alarm"
             cite = str(next(iter(metrics.values()))["cite"])
@@ -568,12 +615,12 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
                    "no service logged a new burst of errors."),
                 [cite] + ([summary.cite] if summary else []),
             ))
-        elif not metrics:
+        elif not metrics and paged is not None:
             diag.unknown.append(
                 f"whether {paged} metrics moved: without them a false alarm cannot be told "
                 "from a quiet failure"
             )
-        else:
+        elif moved:
             diag.unknown.append(f"why {paged} {', '.join(moved)} moved with no error burst")
     if diag.other is not None:
         other = by_service.get(diag.other) or []
@@ -609,8 +656,8 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
                 why = (f"it came after the onset at {hhmm(diag.onset)}, in another service "
                        f"({owner})")
             elif diag.other_change is not None and change is diag.other_change:
-                why = (f"it is behind {owner}'s own incident, which does not reach "
-                       f"{paged}: rolling it back is for {owner}'s page, not this one")
+                why = (f"it is behind {possessive(owner)} own incident, which does not reach "
+                       f"{paged}: rolling it back is for {possessive(owner)} page, not this one")
             elif owner not in by_service:
                 why = f"{owner} logged no new errors after it"
             else:

@@ -1,0 +1,385 @@
+"""Reading on-call pages: times with zones and offsets, pages without a date or without a time,
+alert names and on-call words for services, the paged service's own evidence before a change
+is blamed, and abstention when a page cannot be read.
+
+Most tests are pure (the reading, the triage rules on hand-made observations, the answer on a
+bare state); the few marked `integration` run pages through the real path (stdio servers, the
+real saver, the offline model). Their pages are written here over the designed data
+(servers/incident_stories.py), not taken from the labelled splits.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from checkpoints.threads import thread_config
+from domains.incidents import plugin, triage
+from graph.app.runtime import open_runtime, stream_run
+from tests.conftest import MusterEnv, calls_so_far
+from tests.test_incidents import incident_env, options, seeded
+from workers.contracts import Finding, Handoff
+
+__all__ = ["incident_env", "seeded"]  # fixtures, shared with the queue's tests
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+# --- times ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        ("[2025-06-10 09:40 EDT] checkout 5xx", "2025-06-10 13:40"),
+        ("[2025-06-07 22:20 CEST] PaymentAuthLatencyHigh", "2025-06-07 20:20"),
+        ("[2025-06-06 14:05 BST] card auth still timing out", "2025-06-06 13:05"),
+        ("[2025-06-06 09:45 PDT] shipping quotes 5xx", "2025-06-06 16:45"),
+        ("[2025-06-11 09:15 IST] auth GET /session 503s", "2025-06-11 03:45"),
+        ("[2025-06-10 09:25 ET] checkout alert", "2025-06-10 13:25"),  # ET in June is EDT
+        ("2025-06-08T18:50:00+02:00 avatars broken on the account page", "2025-06-08 16:50"),
+        ("2025-06-10T10:30:00-04:00 search 500s", "2025-06-10 14:30"),
+        ("[2025-06-11 00:20 BST] stock levels page slow", "2025-06-10 23:20"),
+        ("[2025-06-10 22:00 EDT] CRIT inventory reserve 5xx", "2025-06-11 02:00"),
+    ],
+)
+def test_zoned_and_offset_times_read_to_the_utc_minute(page: str, expected: str) -> None:
+    assert plugin.page_time(page) == utc(expected)
+
+
+@pytest.mark.parametrize(
+    ("page", "day", "expected"),
+    [
+        ("2:07pm ET checkout errors", date(2025, 6, 12), "2025-06-12 18:07"),
+        ("9:25am ET CheckoutSuccessRateLow fired", date(2025, 6, 10), "2025-06-10 13:25"),
+        ("14:07 UTC checkout errors", date(2025, 6, 12), "2025-06-12 14:07"),
+        ("at 16:34 Berlin time shipping quotes failing", date(2025, 6, 6), "2025-06-06 14:34"),
+        ("today 09:12 (UTC+1) logins failing", date(2025, 6, 10), "2025-06-10 08:12"),
+        ("| 11:36 UTC | PaymentAuthLatencyHigh", date(2025, 6, 6), "2025-06-06 11:36"),
+        ("at 22:45 New York time emails not going out", date(2025, 6, 9), "2025-06-10 02:45"),
+        ("12:15am ET auth CPU pegged", date(2025, 6, 12), "2025-06-12 04:15"),
+    ],
+)
+def test_clock_times_without_a_date_keep_their_zone(page: str, day: date, expected: str) -> None:
+    from domains.incidents.page_time import read_page_time
+
+    read = read_page_time(page)
+    assert read is not None and read.day is None  # the date is settled from the data
+    assert read.on(day) == utc(expected)
+
+
+def test_the_page_time_is_not_an_onset_or_a_change_time_and_takes_a_stated_date() -> None:
+    from domains.incidents.page_time import read_page_time
+
+    read = read_page_time("search started failing at 13:16 UTC, the 2.21.0 deploy went out "
+                          "at 13:15 UTC; 13:24 UTC now and still failing")
+    assert read is not None and read.on(date(2025, 6, 10)) == utc("2025-06-10 13:24")
+    assert read_page_time("checkout errors since 14:03 UTC, customers can't pay") is None
+    dated = read_page_time("Jun 10, 15:24 CEST: search results broken")
+    assert dated is not None and dated.day is None  # a month and day without a year
+    assert plugin.page_time("On 2025-06-10 at 09:40 EDT checkout failed") == utc(
+        "2025-06-10 13:40")
+    # UTC as before (the original queue's headers).
+    assert plugin.page_time("2025-06-12T14:07Z checkout 5xx") == utc("2025-06-12 14:07")
+    assert plugin.page_time("[2025-06-12 14:07 UTC] checkout 5xx spiking since about 14:05"
+                            ) == utc("2025-06-12 14:07")
+
+
+def test_a_page_with_no_time_is_never_read_as_now() -> None:
+    page = "checkout can't place orders, still going, about half an hour in"
+    assert plugin.page_time(page) is None
+    assert plugin.plan(page, plugin_roster()) == []  # nothing is read as of "now"
+    reading = plugin.read_request(page)
+    assert any("when the page was sent" in part for part in reading.unaccounted)
+    answer = answer_for(page)
+    assert "Page time: could not tell" in answer.text
+    assert answer.status == "partial" and answer.needs_human
+    assert "Most likely cause: a false alarm" not in answer.text
+    assert "close the page as a false alarm" not in answer.text
+    assert plugin.score(state_for(page), {"assumed_time": None})["time"][0]
+
+
+def test_a_zone_nobody_knows_is_not_read_as_utc() -> None:
+    page = "at 09:15 Springfield time checkout is down"
+    assert plugin.page_time(page) is None and plugin.plan(page, plugin_roster()) == []
+    assert any("Springfield time" in part for part in plugin.read_request(page).unaccounted)
+
+
+def test_the_answer_states_the_page_time_it_assumed_and_the_score_compares_it() -> None:
+    page = "[2025-06-10 09:40 EDT] checkout 5xx spiking"
+    answer = answer_for(page)
+    assert "Page time read as 2025-06-10 13:40 UTC (09:40 EDT)." in answer.text
+    fields = plugin.score(state_for(page), {"assumed_time": "2025-06-10T13:40:00Z"})
+    assert fields["time"] == (True, "2025-06-10T13:40:00Z", "2025-06-10T13:40:00Z")
+    wrong = plugin.score(state_for(page), {"assumed_time": "2025-06-10T09:40:00Z"})
+    assert wrong["time"][0] is False
+    assert plugin.TARGETS["time"] == 1.0
+
+
+# --- services ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("page", "service"),
+    [
+        ("CheckoutSuccessRateLow (warn) fired", "checkout"),
+        ("AddToCartErrorBudgetBurn firing, burn rate > 14x over 5m", "cart"),
+        ("PaymentAuthLatencyHigh: authorize p95 > 3s", "payments"),
+        ("SearchQueryP95High warn, could this be the checkout release?", "search"),
+        ("LoginFailuresSpike fired. the gateway is throwing 504s as well", "auth"),
+        ("hey, is the basket ok? payments just deployed", "cart"),
+        ("sign-in latency alert fired while profile has its incident", "auth"),
+        ("users can't login, the profile page works though", "auth"),
+        ("card auth still timing out, pay team anyone?", "payments"),
+        ("order confirmation emails are not arriving since the checkout deploy", "notifications"),
+        ("results page feels slow", "search"),
+        ("product listings are flaky for me", "search"),
+        ("delivery options slow to appear? cart has a bad deploy", "shipping"),
+        ("stock levels page super slow, search is fine", "inventory"),
+        ("prices API 503 ratio > 20% at checkout", "pricing"),
+        ("account page 5xx blip, the gateway looks fine", "profile"),
+        ("avatars broken for everyone", "profile"),
+    ],
+)
+def test_alert_names_and_on_call_words_name_the_service(page: str, service: str) -> None:
+    assert triage.service_named(page) == service
+    assert plugin.paged_service(page) == service
+
+
+def test_a_page_naming_no_service_is_never_complete_and_never_prints_none() -> None:
+    page = "[2025-06-11 09:15 UTC] the site is super slow for everyone, pages take 10s"
+    assert plugin.paged_service(page) is None and plugin.plan(page, plugin_roster()) == []
+    reading = plugin.read_request(page)
+    assert reading.unaccounted and reading.confidence < 1.0
+    assert any("which service" in part for part in reading.unaccounted)
+    answer = answer_for(page)
+    assert answer.status != "complete" and answer.needs_human
+    assert "None" not in answer.text
+    assert "Could not tell which service the page is about" in answer.text
+    assert any(q.startswith("Not understood") for q in answer.open_questions)
+
+
+# --- the paged service must be affected before a change is blamed -------------------------------
+
+PAGE_AT = utc("2025-06-09 09:40")
+
+
+def summary(*services: dict[str, Any], until: datetime = PAGE_AT) -> dict[str, Any]:
+    return {"since": iso(until - timedelta(hours=3)), "until": iso(until),
+            "services": list(services)}
+
+
+def service(name: str, *errors: tuple[str, int, datetime, datetime]) -> dict[str, Any]:
+    return {"service": name, "errors": sum(e[1] for e in errors), "warnings": 0,
+            "top_errors": [{"message": m, "status": 500, "route": "/", "count": n,
+                            "first_seen": iso(first), "last_seen": iso(last),
+                            "versions": ["1.0.0"]} for m, n, first, last in errors]}
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def noise(name: str, until: datetime = PAGE_AT) -> dict[str, Any]:
+    return service(name, (f"{name} everyday error", 4, until - timedelta(minutes=170),
+                          until - timedelta(minutes=20)))
+
+
+def similar(name: str) -> dict[str, Any]:
+    metric = {"current": {"mean": 1.0, "last": 1.0}, "week_before": {"mean": 1.0},
+              "mean_ratio": 1.0, "change": "similar"}
+    return {"service": name, "metrics": [{**metric, "metric": m} for m in (
+        "requests", "latency_p95", "error_rate", "cpu", "db_pool", "memory")]}
+
+
+def cart_deploy() -> dict[str, Any]:
+    return {"change_id": "dep-cart-20250609-0932", "service": "cart", "kind": "deploy",
+            "at": "2025-06-09T09:32:00Z", "target": "version", "from": "3.7.1",
+            "to": "3.8.0", "author": "l.moreau"}
+
+
+def cart_incident() -> dict[str, Any]:
+    return service("cart", ("KeyError: 'guest_token'", 120, PAGE_AT - timedelta(minutes=7),
+                            PAGE_AT - timedelta(seconds=20)))
+
+
+def findings(*, warnings: list[str], errors: dict[str, Any]) -> list[Finding]:
+    lines = [{"ts": iso(PAGE_AT - timedelta(minutes=2)), "service": "shipping", "level": "WARN",
+              "message": m, "version": "1.0.0"} for m in warnings]
+    observed = [
+        ("logs.error_summary", {"since": "", "until": ""}, errors),
+        ("logs.search_logs", {"service": "shipping", "level": "WARN", "text": "heap"},
+         {"total": 0, "lines": []}),
+        ("logs.search_logs", {"service": "shipping", "level": "WARN"},
+         {"total": len(lines), "lines": lines}),
+        ("metrics.compare_week_over_week", {"service": "shipping"}, similar("shipping")),
+        ("deploys.list_changes", {"since": ""}, {"changes": [cart_deploy()]}),
+    ]
+    return [Finding(id=f"F{i}", tool=tool, call_id=f"c{i}", args=args,
+                    observation=json.dumps(data))
+            for i, (tool, args, data) in enumerate(observed, 1)]
+
+
+def deploys_packet() -> Handoff:
+    return Handoff(id="deploys-3", recipient="deploys", objective="find the change",
+                   inputs={"paged_service": "shipping", "page_time": "2025-06-09T09:40Z"})
+
+
+def test_a_healthy_service_paged_during_another_services_incident_gets_no_rollback() -> None:
+    seen = findings(warnings=["slow request: 812ms"],
+                    errors=summary(cart_incident(), noise("shipping")))
+    packet = deploys_packet()
+    assert plugin.suggest_rollback(packet, seen) == []
+    diag = plugin._diagnose_packet(packet, seen)
+    assert diag.category == "false_alarm" and diag.service is None and not diag.rollback
+    assert diag.other == "cart"
+    assert "dep-cart-20250609-0932" in {cid for cid, _, _ in diag.ruled_out}
+    action = plugin.ProposedAction(tool=plugin.ROLLBACK,
+                                   args={"change_id": "dep-cart-20250609-0932"},
+                                   reason="x", proposed_by="deploys")
+    assert plugin.check_rollback(action, packet, seen) is not None  # refused
+
+
+def test_a_paged_service_warning_about_the_failing_one_is_its_victim() -> None:
+    seen = findings(warnings=["cart call failed (500 from cart): showing cached basket"],
+                    errors=summary(cart_incident(), noise("shipping")))
+    diag = plugin._diagnose_packet(deploys_packet(), seen)
+    assert (diag.category, diag.service, diag.change_id) == (
+        "bad_deploy", "cart", "dep-cart-20250609-0932")
+    assert any("shipping is affected through cart" in text for text, _ in diag.evidence)
+
+
+def test_an_incident_that_ended_before_the_page_is_not_its_cause() -> None:
+    ended = service("cart", ("KeyError: 'guest_token'", 900, PAGE_AT - timedelta(minutes=120),
+                             PAGE_AT - timedelta(minutes=45)))
+    seen = findings(warnings=["slow request: 812ms"], errors=summary(ended, noise("shipping")))
+    diag = plugin._diagnose_packet(deploys_packet(), seen)
+    assert diag.category == "false_alarm" and not diag.rollback and diag.other is None
+
+
+def test_http_reason_phrases_name_no_service() -> None:
+    assert triage._named_service("payments call failed: 504 Gateway Timeout from payments",
+                                 "checkout") == "payments"
+
+
+# --- the day of a page without a date -----------------------------------------------------------
+
+
+def test_the_day_of_a_page_without_a_date_is_the_one_its_words_and_the_data_fit() -> None:
+    from domains.incidents.page_day import Day, score_days
+    from domains.incidents.reading import read_page
+
+    def days(text: str, failing_on: date | None, changes: list[dict[str, Any]]) -> datetime:
+        reading = read_page(text)
+        assert reading.time is not None and reading.dateless
+        moments = [reading.time.on(date(2025, 6, d)) for d in (12, 11, 10, 9, 8)]
+        summaries = {
+            m: triage.Seen("error_summary", {}, summary(
+                cart_incident() if failing_on == m.date() else noise("cart", m), until=m), "")
+            for m in moments
+        }
+        candidates = [Day(m) for m in moments]
+        score_days(reading, text, candidates, summaries, changes)
+        return max(candidates, key=lambda d: (d.score, d.at)).at
+
+    # The paged service failing at that time decides the day (09:40 UTC on June 9).
+    assert days("09:40 UTC cart 500s on POST /cart/items", date(2025, 6, 9), []) == PAGE_AT
+    # A release the page names decides it over a failing service on another day.
+    named = {**cart_deploy(), "at": "2025-06-10T09:30:00Z", "to": "3.8.1"}
+    assert days("09:40 UTC cart 500s since the 3.8.1 deploy", date(2025, 6, 9),
+                [named]).date() == date(2025, 6, 10)
+    # Nothing to go on: the latest such time.
+    assert days("09:40 UTC cart alert fired", None, []).date() == date(2025, 6, 12)
+
+
+# --- through the real path ----------------------------------------------------------------------
+
+
+async def run_page(env: MusterEnv, page: str) -> tuple[dict[str, Any], Any]:
+    thread = f"read-{uuid.uuid4().hex[:8]}"
+    async with open_runtime(options(env)) as runtime:
+        await stream_run(runtime, thread, {"request": page})
+        snapshot = await runtime.graph.aget_state(thread_config(thread))
+    return dict(snapshot.values), snapshot
+
+
+@pytest.mark.integration
+async def test_a_page_without_a_date_is_triaged_on_the_day_the_data_fits(
+    incident_env: MusterEnv,
+) -> None:
+    values, snapshot = await run_page(incident_env, "3:30pm EDT basket totals not loading, "
+                                                    "cart errors")
+    assert plugin.assumed_time(values)[0] == utc("2025-06-10 19:30")
+    (pending,) = snapshot.interrupts
+    assert pending.value["args"] == {"change_id": "cfg-cart-20250610-1905"}
+    text = plugin.compose_answer(values).text  # type: ignore[arg-type]
+    assert "Page time read as 2025-06-10 19:30 UTC (15:30 EDT)" in text
+    assert "the page gives no date" in text
+
+
+@pytest.mark.integration
+async def test_a_healthy_page_beside_another_services_deploy_proposes_no_rollback(
+    incident_env: MusterEnv,
+) -> None:
+    page = ("[2025-06-11 11:35 CEST] ShippingQuoteLatencyHigh fired, payments is deploying "
+            "something, related?")
+    values, snapshot = await run_page(incident_env, page)
+    assert not snapshot.interrupts
+    fields = plugin.score(values, {"category": "false_alarm", "service": None,
+                                   "change_id": None, "actions": [],
+                                   "ruled_out_changes": ["dep-payments-20250611-0930"],
+                                   "assumed_time": "2025-06-11T09:35:00Z"})
+    assert all(ok for ok, _, _ in fields.values()), fields
+
+
+@pytest.mark.integration
+async def test_a_page_with_no_time_reads_nothing_and_asks_a_human(
+    incident_env: MusterEnv,
+) -> None:
+    values, snapshot = await run_page(incident_env, "checkout can't place orders, still "
+                                                    "failing for everyone")
+    assert not snapshot.interrupts and not values.get("packets")
+    assert calls_so_far(incident_env.call_log, server="logs") == 0
+    answer = values["answer"]
+    assert answer.status == "partial" and answer.needs_human
+    assert "could not tell" in answer.text
+    assert "Most likely cause: a false alarm" not in answer.text
+
+
+@pytest.mark.integration
+async def test_a_page_minutes_into_an_incident_never_rules_out_its_cause(
+    incident_env: MusterEnv,
+) -> None:
+    values, _ = await run_page(incident_env, "[2025-06-06 11:33 UTC] payments latency alert "
+                                             "fired")
+    diag = plugin.diagnose_state(values)
+    assert diag.category != "false_alarm"
+    assert "cfg-payments-20250606-1130" not in {cid for cid, _, _ in diag.ruled_out}
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def plugin_roster() -> Any:
+    from graph.domains import load_domain
+
+    return load_domain("incidents").roster
+
+
+def state_for(page: str) -> dict[str, Any]:
+    reading = plugin.read_request(page)
+    return {"request": page, "intents": list(reading.intents),
+            "unaccounted": list(reading.unaccounted),
+            "packets": plugin.plan(page, plugin_roster()), "reports": []}
+
+
+def answer_for(page: str) -> Any:
+    from graph.synthesize import compose_answer
+
+    return compose_answer(state_for(page))  # type: ignore[arg-type]
