@@ -457,6 +457,7 @@ TARGETS: dict[str, float | None] = {
     "category": 0.85,
     "actions": 1.0,
     "no_false_alarm_rollback": 1.0,
+    "no_wrong_rollback": 1.0,
     "ruled_out": None,
     "time": 1.0,
 }
@@ -487,6 +488,12 @@ def score(values: dict[str, Any], labels: dict[str, Any]) -> dict[str, tuple[boo
         "no_false_alarm_rollback": (
             not (false_alarm and proposed),
             "no rollback" if false_alarm else "-",
+            str(proposed),
+        ),
+        # A rollback of a change that is not the cause (issue 22's target: none at all).
+        "no_wrong_rollback": (
+            set(proposed) <= set(expected_actions),
+            "only " + str(expected_actions),
             str(proposed),
         ),
         "ruled_out": (wanted <= ruled, str(sorted(wanted)), str(sorted(ruled & wanted))),

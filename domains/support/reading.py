@@ -83,7 +83,7 @@ COURTESY = re.compile(
     r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa])\W*$"
 )
 """A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
-STRICT = True
+STRICT = False
 PROBLEM = re.compile(
     r"(?<![\w])(?:broke|broken|damag|crack|faulty|defect|wrong|missing|never|still|again|late|"
     r"lost|charged|charge|refund|cancel|return|problem|issue|error|fail|stopp|won'?t|can'?t|"

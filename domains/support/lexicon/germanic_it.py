@@ -233,7 +233,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"nie (?:angekommen|geliefert|zugestellt|eingetroffen|gekommen)",
         r"(?:paket|bestellung|lieferung|sendung|ware|artikel|p(?:ae|a)ckchen|packet|zeug|sachen)"
         r"[^.?!]{0,40}(?:nicht|nie|niemals|immer noch nicht) (?:\w+ )?(?:erhalten|bekommen|gesehen)",
-        r"(?:ist|sind|war|waren) (?:\w+ ){0,2}(?:nicht|nie) (?:gekommen|angekommen|eingetroffen)",
+        r"(?<!erstattung )(?<!geld )(?<!betrag )(?<!gutschrift )(?<!zahlung )(?:ist|sind|war|waren) (?:\w+ ){0,2}"
+        r"(?:nicht|nie) (?:gekommen|angekommen|eingetroffen)",
         r"kam (?:\w+ ){0,2}nie\b",
         r"kam (?:\w+ ){0,2}nicht an\b",
         r"(?:kommt|kommen) (?:\w+ ){0,3}(?:nicht|nie) an\b",
@@ -771,7 +772,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
     ),
     "price_error": (
         # German
-        r"preis (?:\w+ ){0,3}(?:gesenkt|gefallen|reduziert|runtergesetzt|heruntergesetzt|gesunken|niedriger"
+        r"preis (?:\w+ ){0,4}(?:gesenkt|gefallen|reduziert|runtergesetzt|heruntergesetzt|gesunken|niedriger"
         r"|g(?:ue|u)nstiger|billiger|falsch|anders|h(?:oe|o)her|ge(?:ae|a)ndert)",
         r"preissenkung",
         r"preisreduzierung",
@@ -786,6 +787,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"preisangleichung",
         r"g(?:ue|u)nstiger",
         r"teurer (?:als|wie)",
+        r"(?:nach meinem kauf|nachdem ich (?:\w+ ){0,3}(?:bestellt|gekauft))[^.?!]{0,40}(?:gesenkt|reduziert|g(?:ue|u)nstiger"
+        r"|billiger|im angebot)",
         r"doppelt so (?:teuer|viel)",
         r"billiger",
         r"(?:jetzt|nun|inzwischen|mittlerweile|heute|seit gestern|seit heute) (?:\w+ ){0,3}im (?:angebot|sale"
@@ -817,6 +820,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"goedkoper",
         r"voordeliger",
         r"afgeprijsd",
+        r"(?:na mijn aankoop|nadat ik (?:\w+ ){0,3}(?:besteld|gekocht))[^.?!]{0,40}(?:verlaagd|goedkoper|afgeprijsd"
+        r"|in de aanbieding|korting)",
         r"(?:nu|inmiddels|ineens|opeens|sinds gisteren) (?:\w+ ){0,3}in de (?:aanbieding|uitverkoop|sale)",
         r"verkeerde prijs",
         r"foute prijs",
@@ -839,6 +844,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"piu economic",
         r"meno caro",
         r"ribass",
+        r"dopo (?:il mio |l'|aver )?(?:acquisto|ordine|ordinato|comprato|acquistato)[^.?!]{0,40}(?:sceso|calato|ribassat"
+        r"|scontat|in offerta|costa meno)",
         r"calo (?:di|del) prezzo",
         r"differenza (?:di|del) prezzo",
         r"differenza (?:\w+ ){0,3}(?:rimbors|restitu|riaccredit)",
@@ -909,6 +916,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"per telefon (?:kontaktieren|melden|besprechen|kl(?:ae|a)ren|erreichen)",
         r"am telefon (?:sprechen|besprechen|kl(?:ae|a)ren)",
         r"telefontermin",
+        r"(?:angerufen|zur(?:ue|u)ckgerufen) (?:\w+ )?werden",
         r"erreichbar (?:\w+ ){0,3}(?:unter|(?:ue|u)ber) (?:\w+ ){0,2}(?:\+?\d|nummer|telefon|handy|mobil)",
         # Dutch
         r"terugbel",
@@ -920,6 +928,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|terugbellen)",
         r"telefonisch (?:contact|bereiken|benaderen|spreken|bespreken|terug|te woord)",
         r"telefoontje",
+        r"(?:gebeld|teruggebeld|opgebeld) (?:\w+ )?worden",
         r"belverzoek",
         r"(?:bereikbaar|bereiken) (?:\w+ )?(?:op|via) (?:\w+ ){0,2}(?:\+?\d|nummer|telefoon|mobiel|06)",
         # Italian
@@ -936,6 +945,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:sentirci|parlare|parlarne|parlarvi) (?:\w+ )?(?:telefonicamente|per telefono|al telefono)",
         r"(?:potete|puo|potreste|potrebbe|potresti|puoi) (?:\w+ ){0,2}(?:chiamar|richiamar|telefonar)",
         r"telefonarmi",
+        r"(?:essere|venire|venir|farmi) (?:ri)?chiamat[oai]",
         r"telefonatemi",
     ),
     "complaint": (
