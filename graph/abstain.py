@@ -5,7 +5,9 @@ A pack's reader reports the parts of a request it could not attribute to an inte
 or known filler (`TicketReading.unaccounted`; `plan` keeps them in the state). Whatever the
 pack's answer says, those parts were not answered, so the engine, for every pack, marks the
 answer `partial`, asks a human and names each part (principle 10: not understanding a request
-is never `complete`). Two readers that disagree (the LLM planner's intents and the pack's
+is never `complete`). A reading that accounts for everything but is not sure of it (its
+`confidence` below `REVIEW_BELOW`) keeps its status and asks a person to check it
+(`review`). Two readers that disagree (the LLM planner's intents and the pack's
 reading) are a part nobody accounts for too (`disagreement`).
 """
 
@@ -17,6 +19,9 @@ from workers.contracts import Answer
 
 MAX_QUOTED = 160
 """How much of an unaccounted part the answer quotes."""
+REVIEW_BELOW = 0.85
+"""A reading less sure than this (`TicketReading.confidence`) is checked by a person before
+its answer goes out: the answer keeps its status and needs a human."""
 
 
 def _quoted(part: str) -> str:
@@ -39,6 +44,17 @@ def abstain(answer: Answer, unaccounted: Sequence[str]) -> Answer:
             "needs_human": True,
             "open_questions": [*answer.open_questions, *questions],
         }
+    )
+
+
+def review(answer: Answer, confidence: float | None) -> Answer:
+    """The answer needing a human when the reading behind it is less sure than
+    `REVIEW_BELOW`, saying so; unchanged otherwise (or when no confidence is known)."""
+    if confidence is None or confidence >= REVIEW_BELOW or answer.needs_human:
+        return answer
+    why = f"The request was read with confidence {confidence:.2f}: a human should check it."
+    return answer.model_copy(
+        update={"needs_human": True, "open_questions": [*answer.open_questions, why]}
     )
 
 

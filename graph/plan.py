@@ -89,6 +89,7 @@ async def plan(
         "intents": list(reading.intents),
         "language": reading.language,
         "unaccounted": unaccounted,
+        "confidence": reading.confidence,
         "order_ids": list(dict.fromkeys(order_ids)),
         "unknown_orders": shared.unknown_orders,
         "reports": shared.answered,

@@ -66,6 +66,8 @@ class MusterState(InputState, total=False):
     """Parts of the request the pack's reader could not attribute to an intent, a subject or
     known filler (and a disagreement between the LLM planner and the reader): the answer
     names them and cannot be `complete` (`graph.abstain`)."""
+    confidence: float
+    """How sure the pack's reader is of its reading, 0 to 1 (`TicketReading.confidence`)."""
     plan_notes: list[str]
     """What plan validation corrected (dropped duplicates, narrowed allowlists, capped budgets)."""
     reports: Annotated[list[Report], DeltaChannel(concat)]

@@ -22,7 +22,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.abstain import abstain
+from graph.abstain import abstain, review
 from graph.answer_writer import write_with_model
 from graph.domains import pack_for_intents
 from graph.facts import SHARED_CALL_PREFIX
@@ -308,11 +308,10 @@ def compose_answer(state: MusterState) -> Answer:
     ticket answer, incidents' triage), else `plain_answer`."""
     composer = pack_for_intents(state.get("intents") or []).hook("compose_answer")
     answer: Answer = plain_answer(state) if composer is None else composer(state)
-    unaccounted = state.get("unaccounted") or []
-    if not unaccounted:
-        return answer
-    # Whatever the pack answered, the parts its reader could not account for were not.
-    return with_text(abstain(answer, unaccounted), state)
+    # Whatever the pack answered, the parts its reader could not account for were not, and a
+    # reading it is not sure of is checked by a person.
+    checked = review(abstain(answer, state.get("unaccounted") or []), state.get("confidence"))
+    return answer if checked is answer else with_text(checked, state)
 
 
 def with_text(answer: Answer, state: MusterState) -> Answer:

@@ -10,7 +10,7 @@ from domains.support.order_ids import find_order_ids
 from domains.support.own_words import own_words
 from domains.support.rules import plan_ticket, read_ticket
 from domains.support.text_norm import normalize
-from graph.abstain import abstain, disagreement
+from graph.abstain import REVIEW_BELOW, abstain, disagreement, review
 from workers.contracts import Answer
 from workers.roster import load_roster
 
@@ -235,3 +235,14 @@ def test_the_llm_planner_and_the_reader_disagreeing_is_a_part_for_a_human() -> N
     assert disagreement(["gift_card"], ["duplicate_charge", "gift_card"], ["duplicate_charge"])
     assert disagreement(["duplicate_charge"], ["duplicate_charge", "gift_card"]) == []
     assert disagreement([], ["duplicate_charge"]) == []
+
+
+def test_a_reading_of_several_requests_is_checked_by_a_person() -> None:
+    one = read_ticket("Please cancel order 12324.")
+    several = read_ticket("Please cancel order 12324, and my loyalty points never showed up.")
+    assert one.confidence == 1.0 and several.confidence < REVIEW_BELOW
+    complete = Answer(text="", status="complete", degraded=False, needs_human=False)
+    checked = review(complete, several.confidence)
+    assert (checked.status, checked.needs_human) == ("complete", True)
+    assert any("confidence" in q for q in checked.open_questions)
+    assert review(complete, one.confidence) == complete

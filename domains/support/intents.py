@@ -22,8 +22,6 @@ from functools import cache
 from .lexicon import phrases_for
 from .text_norm import fold
 
-USE_LEXICON = True
-
 
 @dataclass(frozen=True)
 class Intent:
@@ -1190,11 +1188,10 @@ INTENTS: tuple[Intent, ...] = (
     ),
 )
 """Every intent the rules planner reads, in the order the answer lists them."""
-if USE_LEXICON:
-    INTENTS = tuple(
-        replace(i, phrases=tuple(dict.fromkeys((*i.phrases, *phrases_for(i.name)))))
-        for i in INTENTS
-    )
+# The language lexicons (written apart from this table) widen every intent's phrases.
+INTENTS = tuple(
+    replace(i, phrases=tuple(dict.fromkeys((*i.phrases, *phrases_for(i.name))))) for i in INTENTS
+)
 
 BY_NAME: dict[str, Intent] = {intent.name: intent for intent in INTENTS}
 

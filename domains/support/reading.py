@@ -83,7 +83,9 @@ COURTESY = re.compile(
     r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa])\W*$"
 )
 """A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
-STRICT = False
+SEVERAL_INTENTS = 0.8
+"""The confidence of a reading of several requests, against one: below the engine's review
+threshold (graph.abstain.REVIEW_BELOW), so a person checks it before it goes out."""
 PROBLEM = re.compile(
     r"(?<![\w])(?:broke|broken|damag|crack|faulty|defect|wrong|missing|never|still|again|late|"
     r"lost|charged|charge|refund|cancel|return|problem|issue|error|fail|stopp|won'?t|can'?t|"
@@ -95,8 +97,10 @@ PROBLEM = re.compile(
     r"kapot|beschadig|niet\b|nooit|nog|terugbetal|annuleer|probleem|fout|"
     r"partid|quebrad|nao\b|nunca|ainda|reembols|cancel|problema|erro)"
 )
-"""A clause that states a problem ("the zip was broken when it came"): when no intent reads
-it, it is as unaccounted for as a question nobody answers."""
+"""A clause that states a problem ("the zip was broken when it came"): a question that states
+one is about the customer's order (rules.is_about_an_order). Measured on dev_b, counting such
+a clause as unaccounted when no intent reads it cost status on 4 in 70 tickets and caught no
+wrong answer, so only asking clauses are accounted for."""
 THANKS = re.compile(
     r"(?<![\w])(?:thanks|thank you|thx|cheers|merci|danke|gracias|grazie|bedankt|dank u|dank je"
     r"|obrigad[oa])(?![\w])"
@@ -170,11 +174,16 @@ class Understanding:
 
     @property
     def confidence(self) -> float:
-        """The share of asking clauses an intent accounts for (1.0 when none asks)."""
+        """How sure the reading is: the share of asking clauses an intent accounts for (1.0
+        when none asks), times `SEVERAL_INTENTS` when it reads more than one request (where
+        misreadings concentrate: an extra intent read from a clause that meant another)."""
         asking = [c for c in self.clauses if c.asks and not COURTESY.match(fold(c.text))]
         if not asking:
-            return 1.0 if self.intents else 0.0
-        return 1.0 - len(self.unaccounted) / len(asking)
+            share = 1.0 if self.intents else 0.0
+        else:
+            share = 1.0 - len(self.unaccounted) / len(asking)
+        requests = [i for i in self.intents if i != "acknowledgement"]
+        return round(share * (SEVERAL_INTENTS if len(requests) > 1 else 1.0), 2)
 
 
 def _negated(intent: Intent, clause: str, start: int, end: int) -> bool:
@@ -244,7 +253,7 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
         if clause.intents or clause.negated or is_other_persons(clause.text):
             continue
         folded = fold(clause.text)
-        if not clause.asks and not (STRICT and PROBLEM.search(normalize(clause.text))):
+        if not clause.asks:
             continue
         if COURTESY.match(folded):
             continue
