@@ -310,7 +310,10 @@ def compose_answer(state: MusterState) -> Answer:
     answer: Answer = plain_answer(state) if composer is None else composer(state)
     # Whatever the pack answered, the parts its reader could not account for were not, and a
     # reading it is not sure of is checked by a person.
-    checked = review(abstain(answer, state.get("unaccounted") or []), state.get("confidence"))
+    # A person who decided on one of the thread's actions has read the request already.
+    decided = any(a.decided_by for a in state.get("actions") or [])
+    confidence = None if decided else state.get("confidence")
+    checked = review(abstain(answer, state.get("unaccounted") or []), confidence)
     return answer if checked is answer else with_text(checked, state)
 
 

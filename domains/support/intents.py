@@ -42,8 +42,9 @@ class Intent:
     unless: tuple[str, ...] = field(default=())
     """Intents that, when also present, make this one redundant (a more specific reading)."""
     kb_if: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = field(default=())
-    """(phrases, articles): when these phrases are in the ticket, these articles answer it
-    instead of `kb_articles` (late_delivery: tracking → KB-101, late → KB-102)."""
+    """(phrases, articles), in order: the first whose phrases are in the ticket gives the
+    articles that answer it instead of `kb_articles` (late_delivery: lateness → KB-102, else
+    a tracking or status question → KB-101, else KB-102)."""
     negatable: bool = False
     """True when "don't …", "no need to …" in front of a phrase means the customer does not
     ask for it (cancellation, refund); for the others a negation is part of the phrase
@@ -312,7 +313,7 @@ INTENTS: tuple[Intent, ...] = (
             r"encomenda nao",
         ),
         policy_topics=("shipping",),
-        kb_articles=("KB-101",),
+        kb_articles=("KB-102",),
         kb_if=(
             (
                 (
@@ -357,8 +358,44 @@ INTENTS: tuple[Intent, ...] = (
                     r"pers[oa]",
                     r"kwijt",
                     r"extraviad",
+                    r"supposed to",
+                    r"should have (?:arrived|come|been)",
+                    r"(?:\d+|two|three|four|five|six|several|a few|a couple of) (?:weeks|days|wochen|tage|semaines|jours|semanas|dias|settimane|giorni|weken|dagen)",
+                    r"(?:a|over a|more than a) (?:week|month)",
                 ),
                 ("KB-102",),
+            ),
+            (
+                (
+                    r"track",
+                    r"tracking",
+                    r"track ?(?:&|and|en|und) ?trace",
+                    r"suivi",
+                    r"sendungsverfolgung",
+                    r"seguimiento",
+                    r"rastreio",
+                    r"rastreamento",
+                    r"tracciamento",
+                    r"(?:order |delivery |shipping )?status",
+                    r"statut",
+                    r"stato (?:dell'ordine|della spedizione)",
+                    r"estado (?:de|del) (?:mi )?(?:pedido|envio)",
+                    r"(?:question|questions|asking|query) about",
+                    r"delivery (?:of|for) (?:my )?order",
+                    r"order #?\d+ (?:shipping|delivery)",
+                    r"when (?:will|is|does|can)",
+                    r"quand",
+                    r"wann",
+                    r"cuando",
+                    r"quando",
+                    r"wanneer",
+                    r"verzendbevestiging",
+                    r"(?:has|have|is|was) (?:it|my order|the order|my parcel) (?:been )?(?:shipped|dispatched|sent)",
+                    r"shipped yet",
+                    r"where(?:'s| is) (?:my|the) (?:order|parcel|package)",
+                    r"dispatched yet",
+                ),
+                ("KB-101",),
             ),
         ),
         label="late or missing delivery",

@@ -83,6 +83,9 @@ COURTESY = re.compile(
     r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa])\W*$"
 )
 """A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
+COMPANIONS = frozenset({"acknowledgement", "refund_request"})
+"""Intents that often come with another and are no second request of their own ("charged
+twice, please refund it")."""
 SEVERAL_INTENTS = 0.8
 """The confidence of a reading of several requests, against one: below the engine's review
 threshold (graph.abstain.REVIEW_BELOW), so a person checks it before it goes out."""
@@ -182,7 +185,7 @@ class Understanding:
             share = 1.0 if self.intents else 0.0
         else:
             share = 1.0 - len(self.unaccounted) / len(asking)
-        requests = [i for i in self.intents if i != "acknowledgement"]
+        requests = [i for i in self.intents if i not in COMPANIONS]
         return round(share * (SEVERAL_INTENTS if len(requests) > 1 else 1.0), 2)
 
 
