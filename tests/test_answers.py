@@ -7,7 +7,9 @@ at that point (`compose_answer` over the paused state), which is what `muster ev
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from checkpoints.threads import thread_config
 from graph.app.runtime import open_runtime, stream_run
 from graph.synthesize import compose_answer
 from tests.conftest import MusterEnv
+from workers.hub import DEFAULT_SERVERS_FILE
 from workers.contracts import Answer
 
 pytestmark = pytest.mark.integration
@@ -146,3 +149,21 @@ async def test_an_intent_no_tool_acts_on_goes_to_a_human_with_its_policy(
         assert credit.needs_human and actions(credit) == []
         assert "POL-BIL-007" in step(credit, "goodwill_credit")
         assert "At most $9.80" in step(credit, "goodwill_credit")  # 10% of $98.00, cap $15
+
+
+async def test_a_missing_orders_server_gives_a_degraded_answer_not_a_crash(
+    muster_env: MusterEnv, tmp_path: Path
+) -> None:
+    """With the orders server left out of the servers file, billing cannot read the order:
+    every intent decided from its record stays open, and the answer says so (it used to
+    raise AssertionError in the resolver and strand the thread)."""
+    servers = json.loads(Path(DEFAULT_SERVERS_FILE).read_text())
+    del servers["mcpServers"]["orders"]
+    config = tmp_path / "no-orders.json"
+    config.write_text(json.dumps(servers))
+    async with open_runtime(db=muster_env.checkpoint_db, servers=config) as runtime:
+        answer, _ = await answer_for(
+            runtime, "Order #12345 was charged twice and my parcel 12350 is late."
+        )
+    assert answer.status in ("partial", "failed") and answer.needs_human
+    assert {s.intent for s in answer.resolution if s.kind == "open"} >= {"duplicate_charge"}

@@ -35,6 +35,10 @@ ANSWERABLE_WITHOUT_ORDER = frozenset(
 )
 """Intents a general question about is answered from the policy or article alone; asked
 about the customer's own order with no id, billing asks which order instead."""
+NEEDS_THE_RECORD = frozenset(
+    {"duplicate_charge", "late_delivery", "damaged_item", "defective_item", "wrong_item"}
+)
+"""Intents decided from the order's record: without it they stay open (never a crash)."""
 GENERAL_ANSWERS = {
     "refund_request": "KB-202",
     "defective_item": "KB-107",
@@ -235,6 +239,16 @@ class Resolver(RoutedResolutions):
         if spec.needs_order and order is None and intent not in ("refund_request",):
             if self.ask_for_order(intent):
                 return
+        if order is None and intent in NEEDS_THE_RECORD:
+            # An order is named but its record could not be read (billing failed, the orders
+            # server is missing or down): say so rather than decide without it.
+            self.open(
+                intent,
+                f"The record of order {', '.join(self.order_ids) or '(none named)'} could "
+                f"not be read, so the {spec.label} is not decided.",
+                "The order record could not be read: a human should check the order.",
+            )
+            return
         topic = INTENT_TOPIC.get(intent)
         if topic and self.policy(intent) is None:
             self.open(
