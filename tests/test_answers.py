@@ -18,8 +18,8 @@ from checkpoints.threads import thread_config
 from graph.app.runtime import open_runtime, stream_run
 from graph.synthesize import compose_answer
 from tests.conftest import MusterEnv
-from workers.hub import DEFAULT_SERVERS_FILE
 from workers.contracts import Answer
+from workers.hub import DEFAULT_SERVERS_FILE
 
 pytestmark = pytest.mark.integration
 
@@ -151,16 +151,22 @@ async def test_an_intent_no_tool_acts_on_goes_to_a_human_with_its_policy(
         assert "At most $9.80" in step(credit, "goodwill_credit")  # 10% of $98.00, cap $15
 
 
+def servers_without(server: str, folder: Path) -> Path:
+    """The shipped servers file less one server, written into `folder`."""
+    servers = json.loads(Path(DEFAULT_SERVERS_FILE).read_text())
+    del servers["mcpServers"][server]
+    config = folder / f"no-{server}.json"
+    config.write_text(json.dumps(servers))
+    return config
+
+
 async def test_a_missing_orders_server_gives_a_degraded_answer_not_a_crash(
     muster_env: MusterEnv, tmp_path: Path
 ) -> None:
     """With the orders server left out of the servers file, billing cannot read the order:
     every intent decided from its record stays open, and the answer says so (it used to
     raise AssertionError in the resolver and strand the thread)."""
-    servers = json.loads(Path(DEFAULT_SERVERS_FILE).read_text())
-    del servers["mcpServers"]["orders"]
-    config = tmp_path / "no-orders.json"
-    config.write_text(json.dumps(servers))
+    config = servers_without("orders", tmp_path)
     async with open_runtime(db=muster_env.checkpoint_db, servers=config) as runtime:
         answer, _ = await answer_for(
             runtime, "Order #12345 was charged twice and my parcel 12350 is late."
