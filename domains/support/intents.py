@@ -384,6 +384,7 @@ INTENTS: tuple[Intent, ...] = (
                     r"delivery (?:of|for) (?:my )?order",
                     r"order #?\d+ (?:shipping|delivery)",
                     r"when (?:will|is|does|can)",
+                    r"when\b[^.?!]{0,30}\b(?:will|'ll)\b[^.?!]{0,20}\b(?:arrive|get here|come|be delivered|ship)",
                     r"quand",
                     r"wann",
                     r"cuando",

@@ -83,9 +83,9 @@ COURTESY = re.compile(
     r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa])\W*$"
 )
 """A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
-COMPANIONS = frozenset({"acknowledgement", "refund_request"})
+COMPANIONS = frozenset({"acknowledgement", "refund_request", "callback"})
 """Intents that often come with another and are no second request of their own ("charged
-twice, please refund it")."""
+twice, please refund it", "call me about my late parcel")."""
 SEVERAL_INTENTS = 0.8
 """The confidence of a reading of several requests, against one: below the engine's review
 threshold (graph.abstain.REVIEW_BELOW), so a person checks it before it goes out."""
@@ -120,7 +120,24 @@ FOLLOW_UP_WORDS = frozenset(
     solve solved see need needed want like wanted possible way options option thing things else
     covered cover anything wrong ok okay hey hi hello thanks thank regards cheers about with for
     of in on at to from by up over off all some one side part mean thoughts idea ideas answer
-    reply back soon quick quickly urgent""".split()
+    reply back soon quick quickly urgent works work time normal possible
+    je j tu il elle on nous vous ils me moi te le la les l un une des du de d ce c ca cela est
+    sont suis etes ai as avez a y en que qu quoi qui comment pourquoi quand ou est-ce faire fais
+    fait faut dois doit devez pouvez pouvoir peut peux pourriez pourrait voulez veux propose
+    proposez proposer regler resoudre solution normal possible svp merci alors donc et ou mais
+    ich du er sie es wir ihr mir mich dir ihnen uns das der die den dem ein eine einen was wie
+    warum wann wo ist sind bin bist kann koennen koennten konnen soll sollen muss muessen machen
+    mache tun jetzt nun bitte danke und oder aber so denn noch mal loesen helfen geht normal
+    yo tu el ella usted ustedes nosotros me te lo la los las le les un una que como por porque
+    cuando donde es son esta estan estoy hago hacer hacemos puede pueden podeis podemos debo
+    tengo tiene solucionamos solucionar arreglar revisar revisais ayudar ahora y o pero entonces
+    io tu lui lei noi voi mi ti ci lo la li le un una che cosa come perche quando dove e sono
+    devo faccio fare si puo potete possiamo risolviamo risolvere aiutare ora adesso allora ma o
+    ik jij je u hij zij wij we jullie mij me het de een wat hoe waarom wanneer waar is zijn ben
+    kan kunt kunnen moet moeten doe doen nu dan en of maar lossen op oplossen helpen dit dat
+    eu voce voces ele ela nos me te o a os as um uma que como porque quando onde e sao esta estou
+    faco fazer pode podem posso devo resolvo resolver resolvemos ajudar agora entao mas ou fica
+    isso isto""".split()
 )
 """Words a follow-up question is made of ("What happened?", "Can you sort it out?"): one that
 has (almost) nothing else asks about the problem the ticket already stated."""

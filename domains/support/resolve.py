@@ -216,6 +216,7 @@ class Resolver(RoutedResolutions):
             self.describe_order(order)
         for order_id in self.unknown_orders:
             self.claim(f"There is no order {order_id} in our records.")
+
         if not self.intents:
             self.open(
                 "unknown",
@@ -229,6 +230,17 @@ class Resolver(RoutedResolutions):
             )
         for intent in self.intents:
             self.resolve_intent(intent, order)
+        if self.unknown_orders and self.intents and not any(
+            s.kind == "open" for s in self.out.steps
+        ):
+            # No intent needed that order to be decided, but the customer named it: ask.
+            numbers = ", ".join(f"#{o}" for o in self.unknown_orders)
+            self.open(
+                "unknown_order",
+                f"Order {numbers} does not exist: ask the customer to check the number.",
+                f"Which order did the customer mean by {numbers}?",
+            )
+            self.say(f"We could not find an order with the number {numbers}. Could you check it?")
         return self.out
 
     def resolve_intent(self, intent: str, order: Cited | None) -> None:
