@@ -154,6 +154,7 @@ _PERSON = (
 OTHER_PERSON = re.compile(
     rf"(?<![\w])(?:(?:my|a|our) {_PERSON}(?:'s| (?:bought|ordered|purchased|got|received|has"
     rf"|had|placed))|someone else'?s|another customer'?s|(?:her|his|their) (?:own )?order"
+    rf"|(?:refunded|charged|billed|sent|shipped|cancell?ed|delivered to) (?:her|him)\b"
     rf"|commande de (?:mon|ma|mes) {_PERSON}|(?:mon|ma) {_PERSON} a (?:commande|achete|recu)"
     rf"|(?:mein|meine) {_PERSON} hat|(?:bestellung|paket) (?:meines|meiner) {_PERSON}"
     rf"|(?:pedido|compra|paquete) de (?:mi|una?) {_PERSON}|mi {_PERSON} (?:compro|pidio|recibio)"
