@@ -509,3 +509,21 @@ async def test_approval_bound_to_the_digest_the_human_read(muster_env: MusterEnv
     )
     assert right.returncode == EXIT_OK, right.stderr
     assert len(refund_rows(muster_env, "12345")) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_json_while_waiting_carries_the_answer_so_far(muster_env: MusterEnv) -> None:
+    """`--json` on a run that waits for an approval has the answer it would give now (it was
+    null), marked as not final, with the pending approval beside it and the reading."""
+    run = muster_env.cli(
+        "run", REFUND_TICKET, "--thread", "json-wait", "--json", timeout=CLI_TIMEOUT_S
+    )
+    assert run.returncode == EXIT_WAITING, run.stdout + run.stderr
+    payload = json.loads(run.stdout)
+    assert payload["waiting_for_human"] is True and payload["answer_is_final"] is False
+    answer = payload["answer"]
+    assert answer is not None and answer["needs_human"] is True
+    assert answer["status"] == "complete"  # the refund awaiting approval resolves the ticket
+    assert [a["digest"] for a in payload["pending_approvals"]]
+    assert payload["reading"]["intents"] == ["duplicate_charge", "refund_request"]

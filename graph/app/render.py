@@ -258,9 +258,11 @@ def print_result(
     amount and digest, or the question) and the command that answers it, carrying the
     options in force (`carried`). `interrupts` are the values of the thread's pending
     interrupts (its questions come from there)."""
-    answer: Answer | None = values.get("answer")
-    if answer is None and waiting and values.get("request") and not as_json:
-        print("\nAnswer so far (waiting for a human):")
+    final: Answer | None = values.get("answer")
+    answer = final
+    if answer is None and waiting and values.get("request"):
+        if not as_json:
+            print("\nAnswer so far (waiting for a human):")
         answer = compose_answer(values)  # type: ignore[arg-type]
     pending = pending_approvals(values, thread_id) if waiting else []
     questions = pending_questions(interrupts) if waiting else []
@@ -270,7 +272,14 @@ def print_result(
             "waiting_for_human": waiting,
             "pending_approvals": pending,
             "pending_questions": questions,
+            # While it waits, the answer so far: the one it would give now (issue 24).
             "answer": answer.model_dump() if answer else None,
+            "answer_is_final": final is not None,
+            "reading": {
+                "intents": values.get("intents") or [],
+                "unaccounted": values.get("unaccounted") or [],
+                "confidence": values.get("confidence"),
+            },
             "reports": [r.model_dump() for r in values.get("reports") or []],
             "recoveries": [r.model_dump() for r in values.get("recoveries") or []],
         }
