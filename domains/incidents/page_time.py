@@ -351,6 +351,17 @@ def month_day(text: str) -> tuple[int, int] | None:
     return stated_day(text)[1]
 
 
+def _moment(mention: Mention, page: PageTime, at: datetime) -> datetime:
+    """A clock time the page mentions, in UTC: in its own zone or the page's, on its own day
+    or the page's (the day before when that would put it after the page)."""
+    tz = mention.zone.tz if mention.zone else page.tz
+    local_at = at.astimezone(tz)
+    moment = datetime.combine(mention.day or local_at.date(), mention.clock, tzinfo=tz)
+    if mention.day is None and moment > local_at + timedelta(minutes=5):
+        moment -= timedelta(days=1)
+    return moment.astimezone(UTC)
+
+
 def stated_onset(text: str, page: PageTime, at: datetime) -> datetime | None:
     """When the page says the trouble began, in UTC, given the page's moment `at`: an onset
     time ("since ~22:35", "started 09:11 PDT", zone and date as the page's), else a duration
@@ -358,12 +369,7 @@ def stated_onset(text: str, page: PageTime, at: datetime) -> datetime | None:
     for mention in time_mentions(text):
         if mention.kind != "onset":
             continue
-        tz = mention.zone.tz if mention.zone else page.tz
-        local_at = at.astimezone(tz)
-        moment = datetime.combine(mention.day or local_at.date(), mention.clock, tzinfo=tz)
-        if mention.day is None and moment > local_at + timedelta(minutes=5):
-            moment -= timedelta(days=1)
-        return moment.astimezone(UTC)
+        return _moment(mention, page, at)
     for match in ONSET_DURATION.finditer(text):
         around = text[max(0, match.start() - 12):match.end() + 8]
         if not DURATION_MARKERS.search(around) or AGO.match(text, match.start(
@@ -390,12 +396,7 @@ def change_moments(text: str, page: PageTime, at: datetime) -> list[datetime]:
     for mention in time_mentions(text):
         if mention.kind != "change":
             continue
-        tz = mention.zone.tz if mention.zone else page.tz
-        local_at = at.astimezone(tz)
-        moment = datetime.combine(mention.day or local_at.date(), mention.clock, tzinfo=tz)
-        if mention.day is None and moment > local_at + timedelta(minutes=5):
-            moment -= timedelta(days=1)
-        out.append(moment.astimezone(UTC))
+        out.append(_moment(mention, page, at))
     for match in AGO.finditer(text):
         near = text[max(0, match.start() - 40):match.end() + 30]
         if re.search(r"deploy|releas|change|restart|rollout|shipped|pushed", near, re.I):
