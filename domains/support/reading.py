@@ -56,7 +56,7 @@ NEGATED_AFTER = re.compile(
 
 ASKS = re.compile(
     r"\?|(?<![\w])(?:please|pls|plz|can you|could you|can i|could i|would you|will you|i want"
-    r"|i need|i'?d like|i would like|i wish|i demand|i expect|help|how (?:do|can|long|much)"
+    r"|i need|i'?d like|i would like|i wish|i demand|i expect|help (?:me|us)|need help|(?:can|could) you help|how (?:do|can|long|much)"
     r"|what (?:is|are|do|can|should)|when (?:will|can|do)|why|is it possible|let me know"
     r"|kindly|asap|urgent"
     r"|pourriez|pouvez|pourrais|je voudrais|je veux|j'aimerais|merci de|svp|s'il vous plait"
