@@ -36,7 +36,7 @@ _NEGATION_FILLER = (
     r"|deseo|lo|los|me|voglio|di|serve|piu|wil|het|hem|hoeft|te|quero|o|os|precisa|mais"
     r"|more|nada|rien|un|une|einen|eine|kein|keine|una|uno|um|uma|een|or|nor|and|either|even|really"
     r"|actually|just|go|ahead|with|proceed|cancel|cancelling|refund|return|il|el|der|das|de|het|o"
-    r"|demande|demandons|any|een|um)"
+    r"|demande|demandons|any|een|um|cherche|faire|busco|cerco|suche)"
 )
 NEGATED_BEFORE = re.compile(
     r"(?<![\w])(?:don'?t|dont|do not|doesn'?t|does not|did not|didn'?t|won'?t|no need|not|never"
@@ -48,6 +48,14 @@ NEGATED_BEFORE = re.compile(
     r"|(?:wil|hoef) geen|nao (?:quero|preciso|peco))\b[^.,;!?]{0,40}$"
 )
 """A negation cue right before an intent's phrase, with only small words between."""
+NOT_WANTING = re.compile(
+    r"(?<![\w])(?:(?:don'?t|do not|not) (?:want|need|wish|asking|ask|mean)"
+    r"|no (?:quiero|quero|deseo|pido)"
+    r"|nao (?:quero|pe[cç]o)|non (?:voglio|chiedo)|(?:ne )?(?:veux|demande) pas|will (?:\w+ )?nicht"
+    r"|ik wil (?:\w+ )?niet)(?![\w])"
+)
+""""I don't want to cancel" says what the customer does not ask for; only a cancellation that
+was under way ("please don't cancel", "no need to cancel") makes a negation keeping the order."""
 _NOT_A_CONJUNCTION = r"(?!(?:weil|da|denn|dass|wenn|omdat|want|dat|als|parce|car|que|quand)\b)"
 NEGATED_AFTER = re.compile(
     rf"^\w*(?:\s+{_NOT_A_CONJUNCTION}[\w#]+){{0,3}}?\s+(?:nicht|niet|pas)\b"
@@ -56,7 +64,8 @@ NEGATED_AFTER = re.compile(
 
 ASKS = re.compile(
     r"\?|(?<![\w])(?:please|pls|plz|can you|could you|can i|could i|would you|will you|i want"
-    r"|i need|i'?d like|i would like|i wish|i demand|i expect|help (?:me|us)|need help|(?:can|could) you help|how (?:do|can|long|much)"
+    r"|i need|i'?d like|i would like|i wish|i demand|i expect|help (?:me|us)|need help"
+    r"|(?:can|could) you help|how (?:do|can|long|much)"
     r"|what (?:is|are|do|can|should)|when (?:will|can|do)|why|is it possible|let me know"
     r"|kindly|asap|urgent"
     r"|pourriez|pouvez|pourrais|je voudrais|je veux|j'aimerais|merci de|svp|s'il vous plait"
@@ -233,7 +242,7 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
             negated.append(intent.name)
         else:
             found.append(intent.name)
-    if "cancellation" in negated and "keep_order" not in found:
+    if "cancellation" in negated and "keep_order" not in found and not NOT_WANTING.search(norm):
         found.append("keep_order")  # "please don't go ahead with cancelling": keep it
     return ClauseReading(
         text=text.strip(),
