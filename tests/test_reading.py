@@ -112,9 +112,7 @@ def test_a_general_question_gets_no_billing() -> None:
 
 def test_a_question_about_the_customers_own_purchase_gets_billing_to_ask_which() -> None:
     packets = plan_ticket("The lamp I ordered last week arrived broken.", ROSTER)
-    assert [p.inputs for p in packets if p.recipient == "billing"] == [
-        {"intents": "damaged_item"}
-    ]
+    assert [p.inputs for p in packets if p.recipient == "billing"] == [{"intents": "damaged_item"}]
 
 
 def test_somebody_elses_order_is_not_the_customers_subject() -> None:
@@ -246,3 +244,35 @@ def test_a_reading_of_several_requests_is_checked_by_a_person() -> None:
     assert (checked.status, checked.needs_human) == ("complete", True)
     assert any("confidence" in q for q in checked.open_questions)
     assert review(complete, one.confidence) == complete
+
+
+def test_each_order_carries_only_the_intents_read_about_it() -> None:
+    """Cancelling one order of two is no proposal to cancel the other (a harmful one)."""
+    packets = plan_ticket(
+        "Please cancel 12354. Order 12374 stays, I only need its delivery address changed.",
+        ROSTER,
+    )
+    billing = {
+        p.inputs["order_id"]: p.inputs["intents"] for p in packets if p.recipient == "billing"
+    }
+    assert billing["12354"] == "cancellation"
+    assert "cancellation" not in billing["12374"]
+
+
+def test_thanks_for_what_is_done_reads_no_request_in_what_it_mentions() -> None:
+    reading = read_ticket(
+        "The refund for the double charge on 12345 came through. All good, thanks!"
+    )
+    assert reading.intents == ("acknowledgement",)
+
+
+@pytest.mark.parametrize(
+    "ticket",
+    [
+        "Annulering van 12374?? Nee nee. Laat die bestelling alsjeblieft gewoon doorgaan.",
+        "Mon mari a demandé d'annuler la commande 12344. Oubliez son message : rien à annuler.",
+    ],
+)
+def test_a_cancellation_called_off_is_keeping_the_order(ticket: str) -> None:
+    found = intents(ticket)
+    assert "keep_order" in found and "cancellation" not in found

@@ -41,7 +41,7 @@ _NEGATION_FILLER = (
 NEGATED_BEFORE = re.compile(
     r"(?<![\w])(?:don'?t|dont|do not|doesn'?t|does not|did not|didn'?t|won'?t|no need|not|never"
     r"|no longer|without|ne|n'|pas besoin|pas la peine|inutile|nicht|kein|keine|no hace falta"
-    r"|no|non|niet|geen|hoeft niet|nao|nem)"
+    r"|no|non|niet|geen|hoeft niet|nao|nem|rien|nada|niente|nichts|niets|nothing)"
     rf"(?:\s+{_NEGATION_FILLER}|\s*(?:d'|l'))*\s*$"
     r"|(?<![\w])(?:(?:don'?t|do not|no|not) (?:need|want|asking for|after)|ne (?:demande|veux)"
     r" pas|non (?:voglio|chiedo)|no (?:quiero|pido|necesito)|(?:will|moechte|brauche) kein\w*"
@@ -278,6 +278,12 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
         if not any(c.asks and not COURTESY.match(fold(c.text)) for c in clauses):
             found = ["acknowledgement"]  # only thanks, nothing asked: nothing to do
     intents = _resolve_redundant(found)
+    if "acknowledgement" in intents and not any(
+        c.asks and not COURTESY.match(fold(c.text)) for c in clauses
+    ):
+        # Thanks for what is done, and nothing asked: what it mentions is the past ("the
+        # refund for the double charge came through, all good"), not a request.
+        intents = ("acknowledgement",)
     unaccounted: list[str] = []
     for clause in clauses:
         if clause.intents or clause.negated or is_other_persons(clause.text):

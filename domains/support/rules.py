@@ -162,6 +162,28 @@ def read_ticket(request: str) -> TicketReading:
     )
 
 
+def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
+    """Which order-bound intents each named order is the subject of: those read in the
+    clauses that name it, or that follow it before another order is named ("Cancel 12354.
+    12374 stays, I just need its address changed" cancels one order, not both). An order no
+    clause gives an intent falls back to all of them (the caller's default)."""
+    wanted = {i for i in reading.intents if BY_NAME[i].needs_order}
+    known = set(reading.order_ids)
+    found: dict[str, list[str]] = {}
+    current: list[str] = []
+    for clause in _understood(request).clauses:
+        named = [i for i in find_order_ids(clause.text) if i in known]
+        current = named or current
+        for order_id in current:
+            found.setdefault(order_id, []).extend(i for i in clause.intents if i in wanted)
+    ordered = [i for i in reading.intents if i in wanted]
+    return {
+        order_id: ",".join(i for i in ordered if i in names)
+        for order_id, names in found.items()
+        if names
+    }
+
+
 def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
     """The deterministic support-ticket planner (see the module docstring)."""
     reading = read_ticket(request)
@@ -188,12 +210,14 @@ def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
         return []
     labels = ", ".join(BY_NAME[i].label for i in intents)
     order_intents = ",".join(i for i in intents if BY_NAME[i].needs_order) or "order_enquiry"
+    per_order = intents_per_order(request, reading)
     for order_id in reading.order_ids:
+        mine = per_order.get(order_id) or order_intents
         add(
             "billing",
             f"Establish the charges, refunds and delivery of order {order_id} and what the "
             f"customer's {labels} allows.",
-            {"order_id": order_id, "intents": order_intents},
+            {"order_id": order_id, "intents": mine},
         )
     if not reading.order_ids and reading.about_an_order:
         # About an order, but which? Billing will ask (reason `ambiguous`) rather than guess.
