@@ -243,6 +243,7 @@ INTENTS: tuple[Intent, ...] = (
         label="cancellation",
         negatable=True,
         not_after=(
+            r"(?:past the point of|too late (?:to|for)) $",
             r"(?:avevo|ho|j'avais|j'ai|hatte|habe|habia|he|tinha|had|have|i'?d|i'?ve|was|were"
             r"|been|got|already|gia|deja|bereits|ya|ja|al) (?:gia |deja |already |bereits |ya |ja"
             r" |al )?(?:\w+ )?$",
@@ -1340,7 +1341,8 @@ BY_NAME: dict[str, Intent] = {intent.name: intent for intent in INTENTS}
 @cache
 def pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     """The phrases as one pattern over normalised text, each matched from a word start."""
-    return re.compile(r"(?<![\w])(?:" + "|".join(fold(p) for p in phrases) + ")")
+    # Not inside a hyphenated word either: "noise-cancelling" is no cancellation.
+    return re.compile(r"(?<![\w-])(?:" + "|".join(fold(p) for p in phrases) + ")")
 
 
 TIMEZONE = re.compile(r"\b(?:UTC|[A-Z][a-z]+(?:/[A-Z][A-Za-z_]+)+)\b")

@@ -278,6 +278,11 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
         if not any(c.asks and not COURTESY.match(fold(c.text)) for c in clauses):
             found = ["acknowledgement"]  # only thanks, nothing asked: nothing to do
     intents = _resolve_redundant(found)
+    if "acknowledgement" in intents and len(intents) > 1 and any(
+        c.asks and not COURTESY.match(fold(c.text)) for c in clauses
+    ):
+        # Thanks for one thing beside a request for another: the request is what to answer.
+        intents = tuple(i for i in intents if i != "acknowledgement")
     if "acknowledgement" in intents and not any(
         c.asks and not COURTESY.match(fold(c.text)) for c in clauses
     ):
