@@ -129,7 +129,10 @@ FOLLOW_UP_WORDS = frozenset(
     solve solved see need needed want like wanted possible way options option thing things else
     covered cover anything wrong ok okay hey hi hello thanks thank regards cheers about with for
     of in on at to from by up over off all some one side part mean thoughts idea ideas answer
-    reply back soon quick quickly urgent works work time normal possible
+    reply back soon quick quickly urgent works work time normal possible put right correct
+    corrected taken care handled dealt
+    duplicate charge charges charged refund refunded order orders parcel package item items
+    delivery payment money card account purchase problem issue
     je j tu il elle on nous vous ils me moi te le la les l un une des du de d ce c ca cela est
     sont suis etes ai as avez a y en que qu quoi qui comment pourquoi quand ou est-ce faire fais
     fait faut dois doit devez pouvez pouvoir peut peux pourriez pourrait voulez veux propose
@@ -148,8 +151,9 @@ FOLLOW_UP_WORDS = frozenset(
     faco fazer pode podem posso devo resolvo resolver resolvemos ajudar agora entao mas ou fica
     isso isto""".split()
 )
-"""Words a follow-up question is made of ("What happened?", "Can you sort it out?"): one that
-has (almost) nothing else asks about the problem the ticket already stated."""
+"""Words a follow-up question is made of ("What happened?", "Can you sort it out?", "Was the
+duplicate put right?"): one that has (almost) nothing else, besides words the ticket's other
+clauses already used, asks about the problem the ticket already stated."""
 MAX_FOLLOW_UP_CONTENT = 1
 """At most this many other words, and an asking clause is a follow-up on the stated problem."""
 _WORDS = re.compile(r"[^\W\d_]+")
@@ -298,7 +302,10 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
             continue
         if COURTESY.match(folded):
             continue
-        content = [w for w in _WORDS.findall(folded) if w not in FOLLOW_UP_WORDS]
+        elsewhere = {w for c in clauses if c is not clause for w in _WORDS.findall(fold(c.text))}
+        content = [
+            w for w in _WORDS.findall(folded) if w not in FOLLOW_UP_WORDS and w not in elsewhere
+        ]
         if intents and len(content) <= MAX_FOLLOW_UP_CONTENT:
             continue  # a follow-up on the problem the ticket states ("What can you do?")
         if mentions_order is not None and mentions_order.search(clause.text) and len(folded) < 40:
