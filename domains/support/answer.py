@@ -119,6 +119,7 @@ def compose_answer(state: MusterState) -> Answer:
         or escalation is not None
         or "complaint" in intents
         or any(BY_NAME[i].to_human for i in intents if i in BY_NAME)
+        or bool(resolution.flagged_articles)  # tool text kept out of the reply
         or status == "failed"
         or not intents
         or unresolved_without_order

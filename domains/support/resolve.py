@@ -25,6 +25,16 @@ AGENT_INSTRUCTION = re.compile(
     r"If not, send|Beyond that)\b"
 )
 """A KB sentence addressed to the agent, not the customer."""
+UNFIT_FOR_A_REPLY = re.compile(
+    r"(?i)\b(?:ignore (?:all |any )?(?:previous|prior|above|earlier)"
+    r" (?:instructions|messages|rules)"
+    r"|disregard (?:all|any|the|previous)|system (?:note|prompt|message)|you are now|as an ai"
+    r"|(?:approve|issue|grant) (?:a |the |an )?(?:full )?refund|refund (?:order|orders) #?\d+"
+    r"|wire (?:the|a) (?:money|payment)|send (?:us )?(?:the )?gift card codes?)\b"
+    r"|https?://|www\.|<[^>]{1,80}>|\[[^\]]{0,80}\]\([^)]{0,200}\)"
+)
+"""A sentence of tool text that must not reach a customer as it stands: instructions to
+whoever reads it (a prompt injection planted in an article), links or markup."""
 DEFECT_WINDOW_DAYS = 14
 """POL-RET-002: damaged or defective items may be returned within 14 days of delivery."""
 RETURN_WINDOW_DAYS = 30
@@ -76,6 +86,8 @@ class Resolution:
     steps: list[ResolutionStep] = field(default_factory=list)
     reply: list[str] = field(default_factory=list)
     open_questions: list[str] = field(default_factory=list)
+    flagged_articles: list[str] = field(default_factory=list)
+    """Articles whose text was kept out of the reply (`UNFIT_FOR_A_REPLY`): a person checks."""
 
 
 @dataclass(frozen=True)
@@ -759,7 +771,16 @@ class Resolver(RoutedResolutions):
             return ""
         parts = [p.strip().rstrip(".") for p in re.split(r"(?<=\.)\s+", body) if p.strip()]
         facing = [p for p in parts if not AGENT_INSTRUCTION.match(p)]
-        return " ".join(f"{p}." for p in facing[:sentences])
+        fit = [p for p in facing if not UNFIT_FOR_A_REPLY.search(p)]
+        if len(fit) < len(facing):
+            flag = (
+                f"{article_id} carries text unfit for a customer reply (instructions, links "
+                "or markup): it was left out of the draft; a human should check the article."
+            )
+            if article_id not in self.out.flagged_articles:
+                self.out.flagged_articles.append(article_id)
+                self.out.open_questions.append(flag)
+        return " ".join(f"{p}." for p in fit[:sentences])
 
 
 def proposals_from(
