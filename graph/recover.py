@@ -6,6 +6,7 @@ typed fields: `recover` chooses a strategy from each failure's reason:
 | budget                              | retry once with double the budget, then as below      |
 | crashed (the worker raised)         | retry once (re-runs only that branch), then as below  |
 | tool_error, unavailable, crashed    | cached fallback, else reassign, else escalate         |
+| no_tool_call (answered, no tool)    | cached fallback, else reassign, else escalate         |
 | timeout                             | cached fallback, else escalate                        |
 | refused, loop                       | escalate with a hand-off summary                      |
 | ambiguous                           | ask the human (`interrupt()`), then re-dispatch       |
@@ -69,7 +70,14 @@ def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
     return record, retry
 
 
-FALLBACK_REASONS = ("budget", "tool_error", "unavailable", "crashed", "timeout")
+FALLBACK_REASONS = (
+    "budget",
+    "tool_error",
+    "unavailable",
+    "crashed",
+    "timeout",
+    "no_tool_call",
+)
 """Failures a cached fallback may stand in for (the table above)."""
 
 

@@ -459,3 +459,41 @@ async def test_an_llm_plan_whose_intents_the_reader_does_not_share_asks_a_human(
     answer = values["answer"]
     assert (answer.status, answer.needs_human) == ("partial", True)
     assert any("the planner read intents" in q for q in answer.open_questions)
+
+
+JSON_AS_TEXT = '{"name": "policy__check_policy", "arguments": {"topic": "duplicate_charge"}}'
+"""A weak model's tool call written as text in its message instead of as a tool call."""
+
+
+@pytest.mark.integration
+async def test_a_worker_that_answers_without_its_tools_is_told_once_to_call_one(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    script = openai_server.script
+    script.plan = PLAN
+    script.workers = {
+        **WORKERS,
+        "policy": [JSON_AS_TEXT, [("policy__check_policy", {"topic": "duplicate_charge"})], FINAL],
+    }
+    values = await run(muster_env, openai_server)
+    (policy,) = [r for r in values["reports"] if r.worker == "policy"]
+    assert (policy.status, [c.tool for c in policy.tool_calls]) == ("ok", ["policy.check_policy"])
+    second = script.of_kind("worker:policy")[1].body["messages"]
+    assert "You must call one of these tools" in second[-1]["content"]
+
+
+@pytest.mark.integration
+async def test_a_worker_that_never_calls_its_tools_fails_and_is_recovered(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    """'No tool tried' is no success for a worker given tools: after the corrective turn it
+    fails with its own reason, and recovery puts the cached policy in, marked as such."""
+    script = openai_server.script
+    script.plan = PLAN
+    script.workers = {**WORKERS, "policy": [JSON_AS_TEXT, "The policy says refund it."]}
+    values = await run(muster_env, openai_server)
+    failed = [r for r in values["reports"] if r.worker == "policy" and r.status == "failed"]
+    assert [r.reason for r in failed] == ["no_tool_call"]
+    assert len(script.of_kind("worker:policy")) == 2  # the answer, and the one correction
+    assert [r.strategy for r in values["recoveries"]] == ["fallback"]
+    assert values["answer"].degraded

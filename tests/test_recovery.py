@@ -219,7 +219,11 @@ async def test_waves_release_dependents_after_prerequisites_with_their_findings(
             for p in reversed(packets)
         ]
 
-    models = scripted_factory({"comms": ["KB-201 applies."]})
+    read = AIMessage(  # a worker given tools must use one (workers/loop.py)
+        content="",
+        tool_calls=[{"name": "kb.get_article", "args": {"article_id": "KB-201"}, "id": "c1"}],
+    )
+    models = scripted_factory({"comms": [read, "KB-201 applies."]})
     values, _ = await run_ticket(muster_env, planner=waves, models=models)
     trace = [
         json.loads(line)

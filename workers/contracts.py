@@ -18,10 +18,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 FailureReason = Literal[
-    "budget", "tool_error", "timeout", "unavailable", "loop", "ambiguous", "refused", "crashed"
+    "budget",
+    "tool_error",
+    "timeout",
+    "unavailable",
+    "loop",
+    "ambiguous",
+    "refused",
+    "crashed",
+    "no_tool_call",
 ]
 """Why a worker failed. `crashed` means the worker raised (a bug), caught by the node's
-error handler; the others are reported by the worker loop itself."""
+error handler; `no_tool_call` that it answered without calling any of its tools, even once
+told to; the others are reported by the worker loop itself."""
 
 ReportStatus = Literal["ok", "failed"]
 Strategy = Literal["retry", "fallback", "reassign", "escalate", "clarify"]

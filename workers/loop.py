@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 from langchain_core.runnables import Runnable
 
@@ -138,6 +138,8 @@ class WorkerRun:
     """Model turns taken."""
     tokens: int = 0
     """Tokens the model reported."""
+    corrected: bool = False
+    """Whether the model was told once to call one of its tools (it answered without)."""
 
     @classmethod
     def start(
@@ -215,13 +217,14 @@ async def _offer_tools(
 
 async def _step(run: WorkerRun, belt: ToolBelt, hub: ToolHub) -> RunEnd | None:
     """One model turn and what it asked for; a `RunEnd` once the run is over."""
-    if run.steps >= run.packet.max_steps:
+    # The corrective turn (`NO_TOOL_CORRECTION`) is the loop's, not the worker's: one more.
+    if run.steps >= run.packet.max_steps + int(run.corrected):
         return _out_of_budget(run)
     reply = await _model_turn(run, belt)
     if isinstance(reply, RunEnd):
         return reply
     if not reply.tool_calls:
-        return _final_answer(run, str(reply.content))
+        return _final_answer(run, str(reply.content), belt)
     # The history keeps the aliases the model used; everything past here (control
     # handling, loop guard, hub, records, findings, events) sees exact names. A name
     # that is no offered alias stays as sent, so the hub refuses it: never a guess.
@@ -384,12 +387,30 @@ def _out_of_budget(run: WorkerRun) -> RunEnd:
     )
 
 
-def _final_answer(run: WorkerRun, note: str) -> RunEnd:
+NO_TOOL_CORRECTION = (
+    "You answered without calling a tool. You must call one of these tools to establish the "
+    "facts before you answer: {tools}. Call it now as a tool call, not as text."
+)
+"""The one corrective turn a worker that answered without its tools gets."""
+
+
+def _final_answer(run: WorkerRun, note: str, belt: ToolBelt) -> RunEnd | None:
     """A final answer is ok if it rests on at least one observation of its own (shared facts
-    do not count), or if no tool was tried; otherwise the failed calls say why."""
-    if run.own_findings or not run.tool_calls:
+    do not count), or if the worker was given no tool to try; otherwise the failed calls say
+    why. A worker given tools that called none has not done its job (a weak model often
+    writes its tool call as text): it is told once to call one, then fails `no_tool_call`."""
+    if run.own_findings:
         return RunEnd(None, note)
-    return RunEnd(_failure_reason(run.outcomes()), note)
+    if run.tool_calls:
+        return RunEnd(_failure_reason(run.outcomes()), note)
+    tools = sorted({name for name in belt.aliases.values() if name not in CONTROL_TOOL_NAMES})
+    if not tools:
+        return RunEnd(None, note)
+    if not run.corrected:
+        run.corrected = True
+        run.messages.append(HumanMessage(NO_TOOL_CORRECTION.format(tools=", ".join(tools))))
+        return None
+    return RunEnd("no_tool_call", f"answered without calling any of {tools}: {note[:200]}")
 
 
 CONCLUSION_PREFIX = "Conclusion: "
