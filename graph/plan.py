@@ -49,14 +49,27 @@ async def plan(
     """Write the packets with the configured planner, validate them, attach shared facts,
     and send the first wave to `dispatch` (or go straight to the barrier if none is ready)."""
     services = await services_for(runtime)
+    pack = pack_of(services.roster)
+    fallback: str | None = None
     planned = services.planner(state["request"], services.roster)
     if inspect.isawaitable(planned):  # an LLM planner must not block the event loop
-        planned = await planned
-    validated = validate_plan(planned, services.roster)
-    pack = pack_of(services.roster)
+        planned = await planned  # a failed model call stays a PlanError: nothing was planned
+    try:
+        validated = validate_plan(planned, services.roster)
+    except PlanError as error:
+        if services.planner is pack.planner:
+            raise  # the pack's own plan is refused: nothing else could plan it
+        # A model's plan that fails validation is never the end of the ticket: the pack's
+        # rules plan instead, and the answer says so.
+        fallback = f"the planner's plan was refused ({error}); the pack's rules planned instead"
+        rules = pack.planner(state["request"], services.roster)
+        if inspect.isawaitable(rules):
+            rules = await rules
+        validated = validate_plan(rules, services.roster)
+        validated.notes.insert(0, fallback)
     reading = pack.read(state["request"])  # the roster's domain reads it
     unaccounted = list(reading.unaccounted)
-    if services.planner is not pack.planner:
+    if services.planner is not pack.planner and fallback is None:
         # Another planner (the LLM's) read the request too: where the intents it gave its
         # packets differ from the pack's reading, nobody can say which is right.
         unaccounted += disagreement(
@@ -89,6 +102,7 @@ async def plan(
         "intents": list(reading.intents),
         "language": reading.language,
         "unaccounted": unaccounted,
+        **({"plan_fallback": fallback} if fallback else {}),
         "confidence": reading.confidence,
         "order_ids": list(dict.fromkeys(order_ids)),
         "unknown_orders": shared.unknown_orders,

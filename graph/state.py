@@ -68,6 +68,9 @@ class MusterState(InputState, total=False):
     names them and cannot be `complete` (`graph.abstain`)."""
     confidence: float
     """How sure the pack's reader is of its reading, 0 to 1 (`TicketReading.confidence`)."""
+    plan_fallback: str
+    """Why the configured planner's plan was refused and the pack's rules planned instead
+    (absent when the configured planner's plan ran)."""
     plan_notes: list[str]
     """What plan validation corrected (dropped duplicates, narrowed allowlists, capped budgets)."""
     reports: Annotated[list[Report], DeltaChannel(concat)]

@@ -314,6 +314,10 @@ def compose_answer(state: MusterState) -> Answer:
     decided = any(a.decided_by for a in state.get("actions") or [])
     confidence = None if decided else state.get("confidence")
     checked = review(abstain(answer, state.get("unaccounted") or []), confidence)
+    if state.get("plan_fallback"):  # the answer says which planner's plan ran
+        checked = checked.model_copy(
+            update={"open_questions": [*checked.open_questions, f"Plan: {state['plan_fallback']}."]}
+        )
     return answer if checked is answer else with_text(checked, state)
 
 

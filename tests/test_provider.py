@@ -209,19 +209,24 @@ async def test_unknown_alias_is_refused_by_the_hub(
 
 
 @pytest.mark.integration
-async def test_a_bad_llm_plan_is_refused_before_anything_runs(
+async def test_a_bad_llm_plan_is_replaced_by_the_packs_own_plan(
     muster_env: MusterEnv, openai_server: RunningServer
 ) -> None:
+    """A model's plan naming a worker that does not exist never runs, and never ends the
+    ticket (it was exit 2): the pack's rules plan instead, and the answer says so."""
     script = openai_server.script
     script.plan = {"packets": [BILLING, packet("wizard", "Cast a refund spell.", {})]}
-    with pytest.raises(PlanError, match="unknown worker 'wizard'"):
-        await run(muster_env, openai_server)
-    assert [e.kind for e in script.exchanges] == ["planner"]  # no worker turn was played
-    assert read_calls(muster_env.call_log) == []
+    script.workers = WORKERS
+    values = await run(muster_env, openai_server)
+    assert "wizard" not in {p.recipient for p in values["packets"]}
+    assert {p.recipient for p in values["packets"]} == {"billing", "policy", "comms"}
+    assert "unknown worker 'wizard'" in values["plan_fallback"]
+    assert values["plan_notes"][0].startswith("the planner's plan was refused")
+    assert any("the pack's rules planned instead" in q for q in values["answer"].open_questions)
 
 
 @pytest.mark.integration
-async def test_a_cyclic_llm_plan_is_refused(
+async def test_a_cyclic_llm_plan_is_replaced_too(
     muster_env: MusterEnv, openai_server: RunningServer
 ) -> None:
     script = openai_server.script
@@ -231,9 +236,10 @@ async def test_a_cyclic_llm_plan_is_refused(
             packet("comms", "Find refund articles.", {"query": "refund"}, ["policy-1"]),
         ]
     }
-    with pytest.raises(PlanError, match="cycle"):
-        await run(muster_env, openai_server)
-    assert read_calls(muster_env.call_log) == []
+    script.workers = WORKERS
+    values = await run(muster_env, openai_server)
+    assert "cycle" in values["plan_fallback"]
+    assert values["answer"] is not None
 
 
 async def test_planner_failure_is_a_plan_error(openai_server: RunningServer) -> None:
