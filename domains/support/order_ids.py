@@ -41,16 +41,13 @@ _INTRO = (
     rf"#\s*|\b(?:{'|'.join(ORDER_WORDS)})\b(?:\s+(?:{_NUMBER_SIGN}|de|du|number))*"
     rf"\s*(?:[:#]|{_NUMBER_SIGN})?\s*|\bn[°º]\s*)"
 )
-ORDER_ID = re.compile(rf"{_INTRO}(\d{{4,8}})\b(?![-/.,]\d)", re.IGNORECASE)
-"""An order id as customers write it: `#12345`, `order 12345`, `order no. 12345`,
-`commande n°12345`, `Bestellung 12345`, `pedido 12345`, or right after a verb that takes an
-order (`cancel 12345`); group 1 is the digits."""
-
-
 ORDER_ID = re.compile(
     rf"(?:{_INTRO}|\b(?:{'|'.join(ORDER_WORDS)})\.?\s*(?:[:#]\s*)?)(\d{{4,8}})\b(?![-/.,]\d)",
     re.IGNORECASE,
 )
+"""An order id as customers write it: `#12345`, `order 12345`, `order no. 12345`,
+`Order ID: 12324`, `order#12369`, `commande n°12345`, `Bestellung 12345`, `pedido 12345`, or
+right after a verb that takes an order (`cancel 12345`); group 1 is the digits."""
 JOINED_ID = re.compile(
     r"\s*(?:,|\+|&|/|and|et|und|y|e|en|ou|or|oder|o|of)\s*(?:#|n[°º]\.?\s*)?(\d{4,8})\b(?![-/.,]\d)",
     re.IGNORECASE,

@@ -16,6 +16,7 @@ The steps, each for a way tickets were misread:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from .intents import BY_NAME, INTENTS, Intent, pattern
@@ -57,9 +58,7 @@ NOT_WANTING = re.compile(
 """"I don't want to cancel" says what the customer does not ask for; only a cancellation that
 was under way ("please don't cancel", "no need to cancel") makes a negation keeping the order."""
 _NOT_A_CONJUNCTION = r"(?!(?:weil|da|denn|dass|wenn|omdat|want|dat|als|parce|car|que|quand)\b)"
-NEGATED_AFTER = re.compile(
-    rf"^\w*(?:\s+{_NOT_A_CONJUNCTION}[\w#]+){{0,3}}?\s+(?:nicht|niet|pas)\b"
-)
+NEGATED_AFTER = re.compile(rf"^\w*(?:\s+{_NOT_A_CONJUNCTION}[\w#]+){{0,3}}?\s+(?:nicht|niet|pas)\b")
 """A negation right after the verb ("stornieren Sie nicht", "annuleer hem niet")."""
 
 ASKS = re.compile(
@@ -276,39 +275,40 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
         for part in BUT.split(m.group(0))
         if part.strip()
     )
+    folded = [fold(c.text) for c in clauses]
+    words = [set(_WORDS.findall(f)) for f in folded]
+    in_clauses = Counter(w for ws in words for w in ws)  # how many clauses use each word
+    others = [is_other_persons(c.text) for c in clauses]
+    asks_something = any(
+        c.asks and not COURTESY.match(f) for c, f in zip(clauses, folded, strict=True)
+    )
     # What a clause says of somebody else's order is not this customer's request.
-    found = [name for c in clauses if not is_other_persons(c.text) for name in c.intents]
-    if not found and any(THANKS.search(fold(c.text)) for c in clauses):
-        if not any(c.asks and not COURTESY.match(fold(c.text)) for c in clauses):
-            found = ["acknowledgement"]  # only thanks, nothing asked: nothing to do
+    found = [
+        name for c, other in zip(clauses, others, strict=True) if not other for name in c.intents
+    ]
+    if not found and not asks_something and any(THANKS.search(f) for f in folded):
+        found = ["acknowledgement"]  # only thanks, nothing asked: nothing to do
     intents = _resolve_redundant(found)
-    if "acknowledgement" in intents and len(intents) > 1 and any(
-        c.asks and not COURTESY.match(fold(c.text)) for c in clauses
-    ):
+    if "acknowledgement" in intents and len(intents) > 1 and asks_something:
         # Thanks for one thing beside a request for another: the request is what to answer.
         intents = tuple(i for i in intents if i != "acknowledgement")
-    if "acknowledgement" in intents and not any(
-        c.asks and not COURTESY.match(fold(c.text)) for c in clauses
-    ):
+    if "acknowledgement" in intents and not asks_something:
         # Thanks for what is done, and nothing asked: what it mentions is the past ("the
         # refund for the double charge came through, all good"), not a request.
         intents = ("acknowledgement",)
     unaccounted: list[str] = []
-    for clause in clauses:
-        if clause.intents or clause.negated or is_other_persons(clause.text):
+    for clause, text, other in zip(clauses, folded, others, strict=True):
+        if clause.intents or clause.negated or other or not clause.asks:
             continue
-        folded = fold(clause.text)
-        if not clause.asks:
+        if COURTESY.match(text):
             continue
-        if COURTESY.match(folded):
-            continue
-        elsewhere = {w for c in clauses if c is not clause for w in _WORDS.findall(fold(c.text))}
+        # New content: words of no follow-up and used by no other clause of the ticket.
         content = [
-            w for w in _WORDS.findall(folded) if w not in FOLLOW_UP_WORDS and w not in elsewhere
+            w for w in _WORDS.findall(text) if w not in FOLLOW_UP_WORDS and in_clauses[w] == 1
         ]
         if intents and len(content) <= MAX_FOLLOW_UP_CONTENT:
             continue  # a follow-up on the problem the ticket states ("What can you do?")
-        if mentions_order is not None and mentions_order.search(clause.text) and len(folded) < 40:
+        if mentions_order is not None and mentions_order.search(clause.text) and len(text) < 40:
             continue
         unaccounted.append(clause.text)
     return Understanding(

@@ -31,7 +31,7 @@ KEY_WORDS = (
 """Words whose misspelling would hide an intent; corrected when a ticket's word is one edit
 away and is not itself a word we know."""
 REAL_WORDS = frozenset(
-    "charger chargers change changed parcel parcels orders border dreceived charity cancer "
+    "charger chargers change changed parcel parcels orders border charity cancer "
     "created credit credits accounts payments points pointe twice twine writing wanting "
     "checked chased worked waited".split()
 )
