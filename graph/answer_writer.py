@@ -7,24 +7,31 @@ resolution steps code already decided (actions, approval states, open points sta
 a model never decides what is done with money). Then the same checks `verify` applies to a
 worker's note apply here (`graph.verify.is_supported`): a summary claim must cite findings
 that exist, and every id, amount and date it states must be in those findings; a claim that
-fails is removed and named in `degraded_reasons`. A reply that states a number no finding or
-step supports is replaced by the composed one. If the model fails, the composed answer
-stands and says so.
+fails is removed and named in `degraded_reasons`. Claims about a subject's state (shipped,
+refunded, cancelled, rolled back, healthy) are held to what was observed and done
+(`graph.prose_claims`): a contradicted claim is removed the same way. A reply that states a
+number no finding or step supports, or a state they contradict, is replaced by the composed
+one. If the model fails, the composed answer stands and says so. `MUSTER_ANSWER_WRITER=
+composed` keeps every answer composed by code, whatever the model.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from graph.prose_claims import evidence_of, prose_problems
 from graph.trace import TraceWriter, record_model_call, structured_request
 from graph.verify import checkable_tokens, is_supported
 from workers.contracts import Answer, Claim, Report
+from workers.errors import ConfigError
 from workers.models import model_label
 
 WRITER_PROMPT = """You write the answer a support agent reads, from specialists' reports only.
@@ -52,6 +59,15 @@ class AnswerDraft(BaseModel):
 
     summary: list[DraftClaim] = Field(description="What happened, a cited sentence each.")
     customer_reply: str = Field(description="The reply to send to the customer.")
+
+
+def composed_only(environ: Mapping[str, str] | None = None) -> bool:
+    """True when `MUSTER_ANSWER_WRITER=composed`: no model writes any answer's prose (the
+    default, `model`, lets a provider model write it, checked as above)."""
+    setting = (os.environ if environ is None else environ).get("MUSTER_ANSWER_WRITER", "model")
+    if setting not in ("model", "composed"):
+        raise ConfigError(f"MUSTER_ANSWER_WRITER={setting!r}: use 'model' or 'composed'")
+    return setting == "composed"
 
 
 def writer_input(answer: Answer, reports: list[Report]) -> str:
@@ -104,9 +120,13 @@ def check_draft(
     }
     kept: list[Claim] = []
     removed: list[str] = []
+    steps = [s.text for s in answer.resolution]
     for claim in draft.summary:
         cited = [observations[c] for c in claim.cites if c in observations]
         missing = [t for t in checkable_tokens(claim.text) if not is_supported(t, cited)]
+        # A state claim is held to everything observed and done, not only what it cites: a
+        # model that cites the order record and says "not shipped" is wrong either way.
+        states = prose_problems(claim.text, evidence_of([*observations.values(), *steps]))
         if not cited:
             removed.append(f"unverified claim removed: {claim.text!r} cites no finding we have")
         elif missing:
@@ -114,16 +134,25 @@ def check_draft(
                 f"unverified claim removed: {claim.text!r} states {', '.join(missing)}, "
                 "which its findings do not"
             )
+        elif states:
+            removed.append(f"contradicted claim removed: {'; '.join(states)}")
         else:
             kept.append(Claim(text=claim.text, cites=claim.cites))
-    support = [*observations.values(), *(s.text for s in answer.resolution)]
+    support = [*observations.values(), *steps]
     unsupported = [
         t for t in checkable_tokens(draft.customer_reply) if not is_supported(t, support)
     ]
+    contradictions = prose_problems(draft.customer_reply, evidence_of(support))
     reply: str | None = draft.customer_reply
     if unsupported:
         removed.append(
             f"the model's reply stated {', '.join(unsupported)}, which no finding supports; "
+            "the composed reply is used instead"
+        )
+        reply = None
+    elif contradictions:
+        removed.append(
+            f"the model's reply contradicts the findings ({'; '.join(contradictions)}); "
             "the composed reply is used instead"
         )
         reply = None
@@ -141,6 +170,8 @@ async def write_with_model(
 
     With a `trace`, the model call is recorded for `muster replay` as a worker's model turn
     is (request digest, reply, tokens; node `synthesize`)."""
+    if composed_only():
+        return answer
     messages = [SystemMessage(WRITER_PROMPT), HumanMessage(writer_input(answer, reports))]
     digest = structured_request(messages, AnswerDraft)
     started, label = time.monotonic(), model_label(model)

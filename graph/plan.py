@@ -13,7 +13,7 @@ the first wave. Later waves, retries and clarified packets are released by the b
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,11 +24,11 @@ from graph.abstain import disagreement
 from graph.dispatch import send_packets
 from graph.domains import pack_of
 from graph.facts import resolve_shared_facts
-from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S, TicketReading
+from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S, RevisablePlanner, TicketReading
 from graph.services import Services, services_for
 from graph.state import MusterState, ready_packets
 from workers.contracts import Handoff
-from workers.errors import PlanError
+from workers.errors import PlanError, PlannerCallError
 from workers.hub import SERVER_PREFIX, is_allowed, is_valid_entry
 from workers.roster import Roster
 
@@ -50,23 +50,7 @@ async def plan(
     and send the first wave to `dispatch` (or go straight to the barrier if none is ready)."""
     services = await services_for(runtime)
     pack = pack_of(services.roster)
-    fallback: str | None = None
-    planned = services.planner(state["request"], services.roster)
-    if inspect.isawaitable(planned):  # an LLM planner must not block the event loop
-        planned = await planned  # a failed model call stays a PlanError: nothing was planned
-    try:
-        validated = validate_plan(planned, services.roster)
-    except PlanError as error:
-        if services.planner is pack.planner:
-            raise  # the pack's own plan is refused: nothing else could plan it
-        # A model's plan that fails validation is never the end of the ticket: the pack's
-        # rules plan instead, and the answer says so.
-        fallback = f"the planner's plan was refused ({error}); the pack's rules planned instead"
-        rules = pack.planner(state["request"], services.roster)
-        if inspect.isawaitable(rules):
-            rules = await rules
-        validated = validate_plan(rules, services.roster)
-        validated.notes.insert(0, fallback)
+    validated, fallback = await _written_plan(state["request"], services)
     reading = pack.read(state["request"])  # the roster's domain reads it
     unaccounted = list(reading.unaccounted)
     if services.planner is not pack.planner and fallback is None:
@@ -117,6 +101,47 @@ async def plan(
     if not first_wave:
         return Command(update=update, goto="collect")
     return Command(update=update, goto=send_packets(first_wave, after_plan, services))
+
+
+async def _written_plan(request: str, services: Services) -> tuple[ValidatedPlan, str | None]:
+    """The configured planner's plan, validated; and why the pack's rules planned instead,
+    if they did.
+
+    A model's plan that is no plan or fails validation (a `BadPlanError`, or a `PlanError`
+    from `validate_plan`) is never the end of the ticket: a planner that can `revise` is asked
+    once more with the errors, then the pack's rules plan. A failed planner *call* (the
+    provider is down or refuses the key) stays a `PlanError`: nothing was planned, and a
+    strict replay of a request it never recorded must fail."""
+    pack, roster = pack_of(services.roster), services.roster
+    if services.planner is pack.planner:
+        return validate_plan(await _awaited(services.planner(request, roster)), roster), None
+    problems: list[str] = []
+    try:
+        return validate_plan(await _awaited(services.planner(request, roster)), roster), None
+    except PlannerCallError:
+        raise  # the planner's model call failed: see above
+    except PlanError as error:  # a BadPlanError, or refused by validate_plan
+        problems.append(str(error))
+    if isinstance(services.planner, RevisablePlanner):
+        try:
+            revised = await services.planner.revise(request, roster, problems[0])
+            return validate_plan(revised, roster), None
+        except PlannerCallError:
+            raise
+        except PlanError as error:
+            problems.append(str(error))
+    fallback = (
+        f"the planner's plan was refused ({'; then '.join(problems)}); "
+        "the pack's rules planned instead"
+    )
+    validated = validate_plan(await _awaited(pack.planner(request, roster)), roster)
+    validated.notes.insert(0, fallback)
+    return validated, fallback
+
+
+async def _awaited(planned: list[Handoff] | Awaitable[list[Handoff]]) -> list[Handoff]:
+    """A planner's packets; an LLM planner returns an awaitable (it must not block the loop)."""
+    return await planned if inspect.isawaitable(planned) else planned
 
 
 def planned_intents(packets: Sequence[Handoff]) -> list[str]:

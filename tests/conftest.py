@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +25,7 @@ from domains.support.rules import plan_ticket
 from graph.app.runtime import open_runtime, open_store, stream_run
 from graph.limits import RunLimits
 from graph.planners import Planner
+from tests.fixtures.openai_server import RunningServer, serve_openai
 from workers.contracts import Report
 from workers.models import ModelFactory
 
@@ -232,3 +233,14 @@ def postgres_database() -> Any:  # yields the URL (a str)
     finally:
         with psycopg.connect(server, autocommit=True, connect_timeout=10) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+@pytest.fixture
+def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningServer]:
+    # Loopback must never go through a proxy a developer machine may have configured.
+    for var in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(var, "127.0.0.1,localhost")
+    for var in ("OPENAI_API_BASE", "OPENAI_ORGANIZATION", "OPENAI_PROJECT"):
+        monkeypatch.delenv(var, raising=False)
+    with serve_openai(api_key="test") as server:
+        yield server
+
+

@@ -324,7 +324,8 @@ async def test_tool_errors_are_values(hub: ToolHub) -> None:
     result = await hub.call("orders.find_order", {"order_id": "99999"}, ["orders."])
     assert result.outcome == CallOutcome.TOOL_ERROR and result.text.startswith("ERROR: orders.")
     result = await hub.call("fx.echo", "not a dict", ["fx."])  # type: ignore[arg-type]
-    assert result.outcome == CallOutcome.TOOL_ERROR
+    assert result.outcome == CallOutcome.BAD_ARGUMENTS  # the caller's mistake, no backend's
+    assert result.text == "ERROR: fx.echo: arguments must be a JSON object, not str"
     result = await hub.call("fx.echo", {}, None)  # type: ignore[arg-type]
     assert result.outcome == CallOutcome.TOOL_ERROR and "unexpected TypeError" in result.text
 

@@ -297,7 +297,7 @@ async def test_a_thread_planned_and_written_by_a_model_replays_from_its_recordin
         await replay_targets(changed, targets, name="reprompted", strict=True), targets
     )
     (failed,) = strict.changed[thread_id]
-    assert failed.startswith("replay failed: PlanError") and "not in the recording" in failed
+    assert failed.startswith("replay failed: PlannerCallError") and "not in the recording" in failed
     assert len(strict.flagged[thread_id]) == 1
     assert len(openai_server.script.exchanges) == asked  # strict: the provider is never asked
 

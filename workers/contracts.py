@@ -27,10 +27,21 @@ FailureReason = Literal[
     "refused",
     "crashed",
     "no_tool_call",
+    "unknown_tool",
+    "bad_arguments",
+    "model_timeout",
+    "model_refused",
+    "provider_auth",
+    "provider_quota",
+    "unknown_model",
+    "provider_unreachable",
 ]
 """Why a worker failed. `crashed` means the worker raised (a bug), caught by the node's
 error handler; `no_tool_call` that it answered without calling any of its tools, even once
-told to; the others are reported by the worker loop itself."""
+told to; `unknown_tool` that it called only tools it was not given, `bad_arguments` only
+with arguments their schemas refuse. The `model_*` and `provider_*` reasons and
+`unknown_model` name a failed model call (`workers.model_errors`); the others are reported
+by the worker loop itself."""
 
 ReportStatus = Literal["ok", "failed"]
 Strategy = Literal["retry", "fallback", "reassign", "escalate", "clarify"]

@@ -24,5 +24,15 @@ class PlanError(ConfigError):
     """A plan failed validation (unknown worker, dependency cycle…) before anything ran."""
 
 
+class BadPlanError(PlanError):
+    """A model wrote a plan that is not one (unparseable, off its schema, invalid): the plan
+    node asks once more, then plans with the pack's rules; never the end of a ticket."""
+
+
+class PlannerCallError(PlanError):
+    """The planner's model call itself failed (provider down, key refused): nothing was
+    planned, so nothing else plans in its place."""
+
+
 class RosterError(ConfigError):
     """The roster file is malformed or grants a worker a write tool."""

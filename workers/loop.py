@@ -41,10 +41,12 @@ from workers.control_tools import (
     read_control_call,
 )
 from workers.hub import CallOutcome, ToolCallResult
+from workers.model_errors import describe, model_failure
 from workers.models import recorded_reply, request_digest
 from workers.packet_prompt import render_packet
 from workers.proposals import review_proposals
 from workers.roster import WorkerSpec
+from workers.text_tool_calls import tool_calls_in_text
 from workers.tool_names import alias_map, to_model_name
 
 if TYPE_CHECKING:  # the hub loads the MCP SDK, only once a hub runs
@@ -224,7 +226,14 @@ async def _step(run: WorkerRun, belt: ToolBelt, hub: ToolHub) -> RunEnd | None:
     if isinstance(reply, RunEnd):
         return reply
     if not reply.tool_calls:
-        return _final_answer(run, str(reply.content), belt)
+        written = tool_calls_in_text(str(reply.content), set(belt.aliases), turn=run.steps)
+        if not written:
+            return _final_answer(run, str(reply.content), belt)
+        # A weak model wrote its calls as text: they are its calls, run like native ones
+        # (and refused like them). The history carries them as tool calls, so the results
+        # that follow answer a call, as every provider's message format requires.
+        reply.tool_calls = written
+        await run.emit({"kind": "text_tool_calls", "step": run.steps, "calls": len(written)})
     # The history keeps the aliases the model used; everything past here (control
     # handling, loop guard, hub, records, findings, events) sees exact names. A name
     # that is no offered alias stays as sent, so the hub refuses it: never a guess.
@@ -260,7 +269,8 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
                 "error": [type(error).__name__, str(error)],
             }
         )
-        return RunEnd("unavailable", f"model call failed: {type(error).__name__}: {error}")
+        reason = model_failure(error)
+        return RunEnd(reason, describe(reason, error))
     assert isinstance(reply, AIMessage)
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
     tokens = int(usage.get("total_tokens", 0))
@@ -366,12 +376,21 @@ async def _observe(run: WorkerRun, call: ToolCall, result: ToolCallResult) -> No
     )
 
 
+_MODEL_MISTAKES = (CallOutcome.UNKNOWN_TOOL, CallOutcome.NOT_ALLOWED)
+
+
 def _failure_reason(outcomes: list[CallOutcome]) -> FailureReason:
-    """The reason when no call gave a usable result: the most specific backend failure."""
+    """The reason when no call gave a usable result: the most specific failure. A model that
+    only called tools it was not given, or only with arguments their schemas refuse, made a
+    mistake of its own (`unknown_tool`, `bad_arguments`): no backend is to blame."""
     if outcomes and all(o is CallOutcome.UNAVAILABLE for o in outcomes):
         return "unavailable"
     if outcomes and all(o in (CallOutcome.TIMEOUT, CallOutcome.UNAVAILABLE) for o in outcomes):
         return "timeout"
+    if outcomes and all(o in _MODEL_MISTAKES for o in outcomes):
+        return "unknown_tool"
+    if outcomes and all(o in (*_MODEL_MISTAKES, CallOutcome.BAD_ARGUMENTS) for o in outcomes):
+        return "bad_arguments"
     return "tool_error"
 
 

@@ -30,7 +30,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from workers.contracts import canonical_json, sha256_hex
 from workers.control_tools import ASK_CLARIFICATION, CONTROL_TOOL_NAMES
-from workers.errors import UnknownModelError
+from workers.errors import ConfigError, UnknownModelError
+from workers.model_settings import Role, bounds_for, provider_kwargs, role_of
 from workers.packet_prompt import read_facts, read_packet
 
 ModelFactory = Callable[[str], BaseChatModel]
@@ -398,21 +399,37 @@ def load_model_factory(name: str) -> ModelFactory:
         raise UnknownModelError(
             f"model {name!r} needs LangChain's init_chat_model: pip install 'muster[{provider}]'"
         ) from None
-    try:
-        model = init_chat_model(model_name, model_provider=provider)
-    except ImportError:  # the provider's LangChain package: Muster's extra installs it
-        install = (
-            f"install it with: .venv/bin/pip install -e '.[{provider}]' (in the Muster folder)"
-            if provider in PROVIDER_EXTRAS
-            else "install its LangChain package in .venv"
-        )
-        raise UnknownModelError(
-            f"cannot build model {name!r}: the {provider} provider is not installed; {install}"
-        ) from None
-    except Exception as error:  # a missing key, an unknown provider: all config
-        detail = " ".join(str(error).split())  # one line: the CLI prints errors on one line
-        raise UnknownModelError(f"cannot build model {name!r}: {detail}") from None
-    return lambda worker: model
+    built: dict[Role, BaseChatModel] = {}
+
+    def build(role: Role) -> BaseChatModel:
+        try:
+            bounds = provider_kwargs(provider, bounds_for(role))
+            return init_chat_model(model_name, model_provider=provider, **bounds)
+        except ConfigError:
+            raise
+        except ImportError:  # the provider's LangChain package: Muster's extra installs it
+            install = (
+                f"install it with: .venv/bin/pip install -e '.[{provider}]' (in the Muster folder)"
+                if provider in PROVIDER_EXTRAS
+                else "install its LangChain package in .venv"
+            )
+            raise UnknownModelError(
+                f"cannot build model {name!r}: the {provider} provider is not installed; {install}"
+            ) from None
+        except Exception as error:  # a missing key, an unknown provider: all config
+            detail = " ".join(str(error).split())  # one line: the CLI prints errors on one line
+            raise UnknownModelError(f"cannot build model {name!r}: {detail}") from None
+
+    def model_for(caller: str) -> BaseChatModel:
+        # One model per role (planner, workers, answer writer), each with its own bounds
+        # (`workers.model_settings`); every worker shares the workers' one.
+        role = role_of(caller)
+        if role not in built:
+            built[role] = build(role)
+        return built[role]
+
+    model_for("worker")  # built now: a bad name or a missing package fails before any run
+    return model_for
 
 
 def writes_prose(model: BaseChatModel) -> bool:

@@ -168,7 +168,7 @@ inherit it), so one hub serves every thread of a batch from its own recording.""
 class ReplayChatModel(BaseChatModel):
     """A chat model answering each request from the recording, by its digest, through one
     `GenericFakeChatModel` per recorded request. A request not recorded raises `ModelMiss`
-    under `--strict` (a worker reports it as `unavailable`, the LLM planner as a `PlanError`,
+    under `--strict` (a worker reports it as `unavailable`, the LLM planner as a `PlannerCallError`,
     the answer writer leaves the composed answer), else goes to `fallback`."""
 
     replay: Any

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from workers.contracts import Handoff
 from workers.roster import Roster
@@ -19,6 +20,15 @@ DEFAULT_TIMEOUT_S = 60.0
 Planner = Callable[[str, Roster], list[Handoff] | Awaitable[list[Handoff]]]
 """Writes packets for a request (or returns an awaitable of them, as the LLM planner does);
 its output is always validated afterwards."""
+
+
+@runtime_checkable
+class RevisablePlanner(Protocol):
+    """A planner that can be asked again with what was wrong with its plan (the LLM's)."""
+
+    def revise(self, request: str, roster: Roster, problem: str) -> Awaitable[list[Handoff]]:
+        """Packets for `request` again, told `problem` (the validation's words)."""
+        ...
 
 
 @dataclass(frozen=True)

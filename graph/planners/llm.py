@@ -1,10 +1,18 @@
 """An LLM planner: the request → a `Plan` through the model's structured output.
 
 The model fills `Plan` (what a model can decide: who, what, with which facts, after what);
-code fills everything else from the roster (packet ids, tool allowlists, budgets), and the
-graph's plan node validates the result like any other plan (`graph.plan.validate_plan`):
-an unknown worker or a dependency on an unknown packet is a `PlanError`, duplicates are
-dropped. The planner itself never repairs what the model wrote.
+code fills everything else from the roster (packet ids, tool allowlists, budgets: a model
+never names a tool in a plan, so it cannot widen one), and the graph's plan node validates
+the result like any other plan (`graph.plan.validate_plan`): an unknown worker or a
+dependency on an unknown packet is a `PlanError`, duplicates are dropped. The planner itself
+never repairs what the model wrote.
+
+The schema the model is given is built per roster (`plan_schema`): `recipient` is an enum of
+the roster's workers and `depends_on` an enum of the packet ids a plan can have, so a
+grammar-constrained server (llama.cpp, Ollama, OpenAI's strict mode) cannot write another
+name at all. A plan that still fails (a parse error, a dependency on a packet the plan does
+not hold, a cycle) is a `BadPlanError`, and the plan node asks once more with the errors
+(`LlmPlanner.revise`) before the pack's own rules plan instead.
 
 The planner is async (a provider call must not block the event loop inside an async node),
 so the plan node awaits the planner's result when it is awaitable. Its model call is recorded
@@ -17,17 +25,21 @@ schema whose `additionalProperties` is not `false`, which rules out `dict[str, s
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
+from typing import Any, Literal
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, ConfigDict, Field
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from graph.planners.base import DEFAULT_TIMEOUT_S
 from graph.trace import current_trace, record_model_call, structured_request
 from workers.contracts import Handoff
-from workers.errors import PlanError
+from workers.errors import BadPlanError, PlannerCallError
 from workers.models import model_label
 from workers.roster import Roster
 
@@ -65,6 +77,46 @@ class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     packets: list[PlannedPacket] = Field(description="The packets, in order.")
+
+
+MAX_PLANNED_PACKETS = 12
+"""The packet ids `depends_on` may name run to this position: more packets than this for
+one request is not a plan a model should write."""
+
+
+@lru_cache(maxsize=32)
+def plan_schema(workers: tuple[str, ...]) -> type[Plan]:
+    """`Plan` with `recipient` and `depends_on` constrained to what a plan for these workers
+    can name (enums in the JSON schema). Still named `Plan`: the structured-output request
+    carries the class name, and a replay's request digest with it."""
+    if not workers:
+        return Plan
+    # Types built at run time from the roster: Any to mypy, enums to pydantic.
+    worker: Any = Literal.__getitem__(workers)
+    ids = tuple(f"{w}-{n}" for n in range(1, MAX_PLANNED_PACKETS + 1) for w in workers)
+    packet_id: Any = Literal.__getitem__(ids)
+    fields = PlannedPacket.model_fields
+    packet: Any = create_model(
+        "PlannedPacket",
+        __base__=PlannedPacket,
+        recipient=(worker, Field(description=fields["recipient"].description)),
+        depends_on=(list[packet_id], Field(description=fields["depends_on"].description)),
+    )
+    plan: type[Plan] = create_model(
+        "Plan",
+        __base__=Plan,
+        packets=(list[packet], Field(description=Plan.model_fields["packets"].description)),
+    )
+    return plan
+
+
+REVISION = (
+    "That plan was refused: {problem}. Write the whole plan again. Use only the workers "
+    "listed, by their exact name; packet n for worker W has the id 'W-n' (n counts every "
+    "packet from 1 in the order written), and depends_on may list only ids of earlier "
+    "packets of this plan, usually none."
+)
+"""The one correction a refused plan gets, with the validation's own words."""
 
 
 def planner_prompt(roster: Roster) -> str:
@@ -118,10 +170,10 @@ def to_handoffs(plan: Plan, roster: Roster) -> list[Handoff]:
 class LlmPlanner:
     """A planner that asks `model` for a `Plan` (structured output) and returns packets.
 
-    A failed model call or an unparseable plan is a `PlanError`, raised before anything runs.
-    Inside a traced run the call is recorded for `muster replay` as a worker's model turn is
-    (`graph.trace.record_model_call`, node `plan`); a replay swaps the model for one that
-    answers from the recording (`with_model`).
+    A failed model call is a `PlannerCallError`; a reply that is no plan is a `BadPlanError` (the
+    plan node may `revise`). Inside a traced run each call is recorded for `muster replay` as
+    a worker's model turn is (`graph.trace.record_model_call`, node `plan`); a replay swaps
+    the model for one that answers from the recording (`with_model`).
     """
 
     def __init__(
@@ -131,21 +183,37 @@ class LlmPlanner:
         """The chat model that writes the plan."""
         self.prompt = prompt
         """The instructions for a roster (`planner_prompt`, unless a caller tries another)."""
-        self._structured = model.with_structured_output(Plan, include_raw=True)
 
     def with_model(self, model: BaseChatModel) -> LlmPlanner:
         """The same planner (the same instructions) on another model."""
         return LlmPlanner(model, prompt=self.prompt)
 
     async def __call__(self, request: str, roster: Roster) -> list[Handoff]:
-        messages = [SystemMessage(self.prompt(roster)), HumanMessage(request)]
-        trace, digest = current_trace(), structured_request(messages, Plan)
+        return await self._plan([SystemMessage(self.prompt(roster)), HumanMessage(request)], roster)
+
+    async def revise(self, request: str, roster: Roster, problem: str) -> list[Handoff]:
+        """Ask once more, with what was wrong with the refused plan."""
+        messages: list[BaseMessage] = [
+            SystemMessage(self.prompt(roster)),
+            HumanMessage(request),
+            HumanMessage(REVISION.format(problem=problem)),
+        ]
+        return await self._plan(messages, roster)
+
+    async def _plan(self, messages: list[BaseMessage], roster: Roster) -> list[Handoff]:
+        schema = plan_schema(tuple(roster.workers))
+        structured = self.model.with_structured_output(schema, include_raw=True)
+        trace, digest = current_trace(), structured_request(messages, schema)
         started, label = time.monotonic(), model_label(self.model)
         try:
-            out = await self._structured.ainvoke(messages)
+            out = await structured.ainvoke(messages)
         except Exception as error:
             record_model_call(trace, digest, node="plan", error=error, started=started, model=label)
-            raise PlanError(
+            if _is_bad_plan(error):
+                problem = _problem(error)
+                off_schema = f"the LLM planner's plan is off its schema: {problem}"
+                raise BadPlanError(off_schema) from error
+            raise PlannerCallError(
                 f"the LLM planner could not produce a plan: {type(error).__name__}: {error}"
             ) from error
         assert isinstance(out, dict)  # include_raw: the reply, and what was parsed from it
@@ -154,16 +222,37 @@ class LlmPlanner:
         )
         failed: Exception | None = out.get("parsing_error")
         if failed is not None:
-            raise PlanError(
-                f"the LLM planner could not produce a plan: {type(failed).__name__}: {failed}"
-            ) from failed
+            problem = _problem(failed)
+            raise BadPlanError(f"the LLM planner's reply is not a plan: {problem}") from failed
         result = out.get("parsed")
         if not isinstance(result, Plan):  # a dict when the provider ignored the schema class
             try:
-                result = Plan.model_validate(result)
+                result = schema.model_validate(result)
             except ValueError as error:
-                raise PlanError(f"the LLM planner's plan is malformed: {error}") from error
+                problem = _problem(error)
+                raise BadPlanError(f"the LLM planner's plan is malformed: {problem}") from error
         return to_handoffs(result, roster)
+
+
+def _is_bad_plan(error: Exception) -> bool:
+    """True when the call worked but its reply is no plan: the OpenAI client parses
+    structured output inside the call, so a reply off the schema raises pydantic's
+    `ValidationError` there, and a reply cut at `max_tokens` its `LengthFinishReasonError`."""
+    return isinstance(error, (ValidationError, json.JSONDecodeError, OutputParserException)) or (
+        type(error).__name__ in ("LengthFinishReasonError", "ContentFilterFinishReasonError")
+    )
+
+
+def _problem(error: BaseException) -> str:
+    """What was wrong, in words a model can act on: pydantic's errors as `where: what (got
+    value)`, anything else as its one-line text."""
+    cause = error if isinstance(error, ValidationError) else error.__cause__
+    if isinstance(cause, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})"
+            for e in cause.errors()[:5]
+        )[:600]
+    return " ".join(str(error).split())[:600]
 
 
 def make_llm_planner(model: BaseChatModel) -> LlmPlanner:

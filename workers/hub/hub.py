@@ -49,6 +49,7 @@ import mcp.types as types
 from mcp.shared.exceptions import McpError
 
 from workers.hub.allowlist import is_allowed, is_valid_qualified_name
+from workers.hub.arguments import argument_problem
 from workers.hub.catalogue import (
     CatalogueEntry,
     ToolSpec,
@@ -441,9 +442,10 @@ class ToolHub:
         name, server = entry.spec.name, entry.spec.server
         if entry.disabled:
             return self._result(name, CallOutcome.UNAVAILABLE, entry.disabled, started)
-        if not isinstance(args, dict):
-            text = f"ERROR: {name}: arguments must be a JSON object"
-            return self._result(name, CallOutcome.TOOL_ERROR, text, started)
+        problem = argument_problem(entry.spec.input_schema, args)
+        if problem is not None:
+            text = f"ERROR: {name}: {problem}"
+            return self._result(name, CallOutcome.BAD_ARGUMENTS, text, started)
         if not await self._ensure_up(conn) or conn.session is None:
             return self._unavailable(name, conn, started)
         if entry.disabled:  # the restart just now may have revealed a changed definition

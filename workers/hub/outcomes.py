@@ -17,6 +17,7 @@ class CallOutcome(StrEnum):
     OK = "ok"
     NOT_ALLOWED = "not_allowed"
     UNKNOWN_TOOL = "unknown_tool"
+    BAD_ARGUMENTS = "bad_arguments"
     TOOL_ERROR = "tool_error"
     TIMEOUT = "timeout"
     UNAVAILABLE = "unavailable"

@@ -1,0 +1,90 @@
+"""Bounds on every provider model call: output tokens, temperature, wall-clock time, retries.
+
+Without them a weak local model kept generating thousands of tokens for a packet Muster had
+already cancelled, and one ticket took 406 s. Each role (the planner, the workers, the
+answer writer) gets its own `CallBounds`, sensible by default and overridden from the
+environment in one place: `MUSTER_MODEL_<FIELD>` for every role, `MUSTER_<ROLE>_<FIELD>`
+for one (fields `MAX_TOKENS`, `TEMPERATURE`, `TIMEOUT_S`, `MAX_RETRIES`; roles `PLANNER`,
+`WORKER`, `WRITER`). The bounds go to the provider's own client through LangChain's
+`init_chat_model` keyword arguments, so the HTTP request itself is cut at the timeout (its
+connection closed, which also stops a local server's generation); the offline models need
+none.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from workers.errors import ConfigError
+
+Role = Literal["planner", "worker", "writer"]
+
+
+@dataclass(frozen=True)
+class CallBounds:
+    """What one model call may cost."""
+
+    max_tokens: int
+    """Output tokens per call: a plan, a tool call or an answer all fit well inside."""
+    temperature: float
+    """0 by default: the same request should get the same plan and the same calls."""
+    timeout_s: float
+    """Seconds one HTTP request may take before the client gives up on it."""
+    max_retries: int
+    """Retries of the provider client on errors that may heal (429, 5xx, a dropped link)."""
+
+
+DEFAULT_BOUNDS: dict[Role, CallBounds] = {
+    "planner": CallBounds(max_tokens=2048, temperature=0.0, timeout_s=60.0, max_retries=2),
+    "worker": CallBounds(max_tokens=1024, temperature=0.0, timeout_s=60.0, max_retries=2),
+    "writer": CallBounds(max_tokens=1024, temperature=0.0, timeout_s=60.0, max_retries=2),
+}
+
+
+def role_of(caller: str) -> Role:
+    """The role a model factory's caller plays: `planner`, `synthesizer` (the answer
+    writer) or a worker's name."""
+    return "planner" if caller == "planner" else "writer" if caller == "synthesizer" else "worker"
+
+
+def _parsed(name: str, raw: str, kind: type) -> Any:
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a {kind.__name__}") from None
+    if isinstance(value, float) and not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name}={raw!r} must be a finite number >= 0")
+    return value
+
+
+def bounds_for(role: Role, environ: Mapping[str, str] | None = None) -> CallBounds:
+    """The bounds for `role`: its defaults, then `MUSTER_MODEL_*`, then `MUSTER_<ROLE>_*`."""
+    env = os.environ if environ is None else environ
+    bounds = DEFAULT_BOUNDS[role]
+    for prefix in ("MUSTER_MODEL_", f"MUSTER_{role.upper()}_"):
+        for field in fields(CallBounds):
+            name = prefix + field.name.upper()
+            if env.get(name):
+                kind = int if field.type in ("int", int) else float
+                bounds = replace(bounds, **{field.name: _parsed(name, env[name], kind)})
+    if bounds.max_tokens < 1 or bounds.timeout_s <= 0:
+        raise ConfigError(f"{role} model bounds need max_tokens >= 1 and timeout_s > 0")
+    return bounds
+
+
+def provider_kwargs(provider: str, bounds: CallBounds) -> dict[str, Any]:
+    """`bounds` as the keyword arguments of the provider's LangChain chat model class."""
+    if provider == "ollama":  # ChatOllama: num_predict, and the httpx client's timeout
+        return {
+            "temperature": bounds.temperature,
+            "num_predict": bounds.max_tokens,
+            "client_kwargs": {"timeout": bounds.timeout_s},
+        }
+    common = {"temperature": bounds.temperature, "max_tokens": bounds.max_tokens}
+    if provider in ("openai", "anthropic", "azure_openai", "groq", "mistralai", "deepseek"):
+        return {**common, "timeout": bounds.timeout_s, "max_retries": bounds.max_retries}
+    return common
