@@ -32,6 +32,7 @@ from graph.trace import TraceWriter, record_model_call, structured_request
 from graph.verify import checkable_tokens, is_supported
 from workers.contracts import Answer, Claim, Report
 from workers.errors import ConfigError
+from workers.model_errors import PERMANENT_PROVIDER_REASONS
 from workers.models import model_label
 
 WRITER_PROMPT = """You write the answer a support agent reads, from specialists' reports only.
@@ -172,6 +173,12 @@ async def write_with_model(
     is (request digest, reply, tokens; node `synthesize`)."""
     if composed_only():
         return answer
+    refused = next((r.reason for r in reports if r.reason in PERMANENT_PROVIDER_REASONS), None)
+    if refused is not None:  # one `--model` serves workers and writer: it would refuse again
+        why = f"the model provider refused for good ({refused}); the answer is composed"
+        return answer.model_copy(
+            update={"degraded": True, "degraded_reasons": [*answer.degraded_reasons, why]}
+        )
     messages = [SystemMessage(WRITER_PROMPT), HumanMessage(writer_input(answer, reports))]
     digest = structured_request(messages, AnswerDraft)
     started, label = time.monotonic(), model_label(model)

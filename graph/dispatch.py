@@ -95,6 +95,7 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
             hub=services.hub,
             model=services.models(packet.recipient),
             on_step=on_step,
+            health=services.model_health,
         )
     # "Finished" goes to the trace only once the report is in the store: a process killed
     # after that line never runs this worker again (checkpoints/announce.py).

@@ -22,6 +22,7 @@ from graph.limits import RunLimits
 from graph.planners import Planner
 from graph.trace import TraceWriter
 from workers.errors import ConfigError
+from workers.model_health import ModelHealth
 from workers.models import ModelFactory, offline_factory
 from workers.roster import Roster, load_roster
 
@@ -47,6 +48,8 @@ class Services:
     """Hard limits for the run, checked at every barrier."""
     audit: AuditLog | None = None
     """Where approval decisions and executions are recorded."""
+    model_health: ModelHealth = field(default_factory=ModelHealth)
+    """Provider faults no retry heals, learnt by the first call that met them."""
 
     def __post_init__(self) -> None:
         # The roster's pack registers its proposal rules and fallbacks when it loads: load it

@@ -272,3 +272,32 @@ async def test_provider_errors_are_named_by_kind(
     assert failed and failed[0].reason == reason
     assert failed[0].note.startswith(f"model call failed ({reason})")
     assert len(script.of_kind("worker:billing")) == 1  # max_retries=0: asked once
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("planner", ["llm", "rules"])
+def test_a_refused_api_key_is_one_line_and_its_own_exit_code(
+    muster_env: MusterEnv, openai_server: RunningServer, planner: str
+) -> None:
+    """HTTP 401 from the provider: exit 7 with the kind and the fix, and no model is asked
+    again once it refused (the workers' escalations and the answer writer are not sent)."""
+    result = muster_env.cli(
+        "run",
+        "Order #12333 was charged twice",
+        "--model",
+        "openai:gpt-test",
+        "--planner",
+        planner,
+        extra_env={"OPENAI_API_KEY": "wrong", "OPENAI_BASE_URL": openai_server.base_url},
+    )
+    assert result.returncode == 7, (result.stdout, result.stderr)
+    out = result.stderr + result.stdout
+    assert "provider_auth" in out and "check OPENAI_API_KEY" in out
+    asked = [e for e in openai_server.script.exchanges if e.status == 401]
+    if planner == "llm":
+        assert [e.kind for e in asked] == ["planner"]
+        (line,) = [x for x in result.stderr.splitlines() if x.startswith("muster: provider")]
+        assert "check OPENAI_API_KEY" in line and "Traceback" not in result.stderr
+    else:
+        # The first wave's workers may ask at once; nothing after the first refusal does.
+        assert 1 <= len(asked) <= 3 and all(e.kind.startswith("worker:") for e in asked)

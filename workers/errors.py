@@ -36,3 +36,8 @@ class PlannerCallError(PlanError):
 
 class RosterError(ConfigError):
     """The roster file is malformed or grants a worker a write tool."""
+
+
+class ProviderError(PlannerCallError):
+    """The model provider refused for a reason no retry heals (a bad API key, no quota, an
+    unknown model): the message is one line naming the kind and the fix; `muster` exits 7."""

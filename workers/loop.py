@@ -42,7 +42,8 @@ from workers.control_tools import (
 )
 from workers.hub import CallOutcome, ToolCallResult
 from workers.model_errors import describe, model_failure
-from workers.models import recorded_reply, request_digest
+from workers.model_health import ModelHealth
+from workers.models import model_label, recorded_reply, request_digest
 from workers.packet_prompt import render_packet
 from workers.proposals import review_proposals
 from workers.roster import WorkerSpec
@@ -142,6 +143,10 @@ class WorkerRun:
     """Tokens the model reported."""
     corrected: bool = False
     """Whether the model was told once to call one of its tools (it answered without)."""
+    model: str = ""
+    """The model's label, for `health`."""
+    health: ModelHealth | None = None
+    """The runtime's memory of provider faults that will not heal, if it keeps one."""
 
     @classmethod
     def start(
@@ -181,13 +186,17 @@ async def run_worker(
     hub: ToolHub,
     model: BaseChatModel,
     on_step: StepListener | None = None,
+    health: ModelHealth | None = None,
 ) -> Report:
-    """Run one worker on one packet and return its `Report`."""
+    """Run one worker on one packet and return its `Report`. With `health`, a model whose
+    provider already refused for good (a bad key, no quota, an unknown model) is not asked
+    again: the run ends at once with that reason."""
     started = time.monotonic()
     belt = await _offer_tools(packet, spec=spec, hub=hub, model=model)
     if isinstance(belt, RunEnd):
         return _report_without_tools(packet, belt)
     run = WorkerRun.start(packet, spec=spec, on_step=on_step, started=started)
+    run.model, run.health = model_label(model), health
     end: RunEnd | None = None
     while end is None:
         end = await _step(run, belt, hub)
@@ -251,6 +260,9 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
 
     Traced runs record the call for `muster replay`: the request's digest and the response
     (or the error) go on the step event; an untraced run computes nothing."""
+    fault = run.health.fault(run.model) if run.health is not None else None
+    if fault is not None:
+        return RunEnd(fault.reason, f"{fault.note} (not asked again)")
     run.steps += 1
     turn_started = time.monotonic()
     # Digested before the call: the reply is appended to the same list.
@@ -270,7 +282,10 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
             }
         )
         reason = model_failure(error)
-        return RunEnd(reason, describe(reason, error))
+        note = describe(reason, error)
+        if run.health is not None:
+            run.health.record(run.model, reason, note)
+        return RunEnd(reason, note)
     assert isinstance(reply, AIMessage)
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
     tokens = int(usage.get("total_tokens", 0))

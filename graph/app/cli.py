@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         announce(args)
-        from workers.errors import MusterError  # light: no third-party import
+        from workers.errors import MusterError, ProviderError  # light: no third-party import
     except BrokenPipeError:
         return _closed_pipe()
     try:
@@ -207,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
         code = asyncio.run(command(args))
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
         return code
+    except ProviderError as error:
+        print(f"muster: provider error: {error}", file=sys.stderr)
+        return ExitCode.PROVIDER
     except MusterError as error:
         print(f"muster: error: {error}", file=sys.stderr)
         return ExitCode.BAD_INPUT

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Mapping
 from enum import IntEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from workers.contracts import Answer
@@ -56,6 +57,11 @@ class ExitCode(IntEnum):
         "stopped cleanly by SIGINT/SIGTERM: state is checkpointed, "
         "`muster resume THREAD` continues",
     )
+    PROVIDER = (
+        7,
+        "the model provider refused for good: a bad API key, no quota or an unknown model "
+        "(the message says which and how to fix it)",
+    )
     INTERRUPTED = 130, "interrupted (Ctrl-C) before a run could drain"
 
     @classmethod
@@ -66,6 +72,18 @@ class ExitCode(IntEnum):
         if answer is None or answer.status == "failed":
             return cls.FAILED
         return cls.DEGRADED if answer.degraded or answer.needs_human else cls.OK
+
+    @classmethod
+    def for_run(cls, values: Mapping[str, Any], *, waiting: bool) -> ExitCode:
+        """The code for a thread's state: `PROVIDER` when a worker's model was refused for
+        good (the answer names it; fixing the key and resuming continues), else as
+        `for_answer`."""
+        from workers.model_errors import PERMANENT_PROVIDER_REASONS  # loaded once a run ran
+
+        failed = {r.packet_id: r.reason for r in values.get("reports") or []}
+        if not waiting and any(r in PERMANENT_PROVIDER_REASONS for r in failed.values()):
+            return cls.PROVIDER
+        return cls.for_answer(values.get("answer"), waiting=waiting)
 
     @classmethod
     def help_table(cls) -> str:

@@ -39,7 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from graph.planners.base import DEFAULT_TIMEOUT_S
 from graph.trace import current_trace, record_model_call, structured_request
 from workers.contracts import Handoff
-from workers.errors import BadPlanError, PlannerCallError
+from workers.errors import BadPlanError, PlannerCallError, ProviderError
+from workers.model_errors import PERMANENT_PROVIDER_REASONS, describe, model_failure
 from workers.models import model_label
 from workers.roster import Roster
 
@@ -213,6 +214,9 @@ class LlmPlanner:
                 problem = _problem(error)
                 off_schema = f"the LLM planner's plan is off its schema: {problem}"
                 raise BadPlanError(off_schema) from error
+            reason = model_failure(error)
+            if reason in PERMANENT_PROVIDER_REASONS:
+                raise ProviderError(f"the planner's {describe(reason, error)}") from error
             raise PlannerCallError(
                 f"the LLM planner could not produce a plan: {type(error).__name__}: {error}"
             ) from error
