@@ -28,6 +28,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from graph.prose_claims import evidence_of, prose_problems
+from graph.reply_guard import guard_reply
 from graph.trace import TraceWriter, record_model_call, structured_request
 from graph.verify import checkable_tokens, is_supported
 from workers.contracts import Answer, Claim, Report
@@ -157,6 +158,15 @@ def check_draft(
             "the composed reply is used instead"
         )
         reply = None
+    else:
+        guarded = guard_reply(draft.customer_reply)
+        if guarded.dropped:
+            shown = "; ".join(repr(d[:120]) for d in guarded.dropped)
+            removed.append(
+                f"the model's reply held text unfit for a customer (instructions, links or "
+                f"markup), kept out: {shown}"
+            )
+            reply = guarded.text or None
     return kept, reply, removed
 
 
