@@ -32,12 +32,12 @@ from langgraph.types import interrupt
 
 from checkpoints.audit import EXECUTION
 from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, load_approvers
-from graph.domains import pack_of
+from graph.domains import pack_for_intents, pack_of
 from graph.services import Services, services_for
 from graph.state import MusterState, current_reports, latest_actions
 from graph.trace import record_call
 from servers.approval import action_digest, mint_token, secret_from_env
-from workers.contracts import ActionRecord, ProposedAction
+from workers.contracts import ActionRecord, Finding, ProposedAction
 
 APPROVAL_TTL_S = 15 * 60.0
 """How long an approval stays valid after the decision (override: MUSTER_APPROVAL_TTL_S)."""
@@ -70,18 +70,31 @@ def approval_digest(action: ProposedAction, key: str) -> str:
     return action_digest(action.tool, {**action.args, "idempotency_key": key})
 
 
-def pending_proposals(state: MusterState, thread: str) -> list[ProposedAction]:
-    """Proposals from current ok reports that no human has decided yet."""
-    decided = latest_actions(state)
-    pending: dict[str, ProposedAction] = {}
+def proposals_once(state: MusterState) -> list[ProposedAction]:
+    """Every action proposed by a current live ok report, once per tool and subject (the
+    pack's `ACTION_SUBJECTS`: an order, a change), whichever intents or workers asked for
+    it: two intents of one ticket that both want order 12345 refunded put one refund to a
+    human, not two. The first proposal stands; an action with no subject is kept by its
+    exact arguments."""
+    pack = pack_for_intents(state.get("intents") or [])
+    kept: dict[str, ProposedAction] = {}
     for report in current_reports(state.get("reports") or []).values():
         if report.status != "ok" or report.fallback:
             continue
         for action in report.proposed_actions:
-            digest = approval_digest(action, idempotency_key(thread, action))
-            if digest not in decided:
-                pending.setdefault(digest, action)
-    return list(pending.values())
+            subject = claim_subject(action, pack.subject_argument(action.tool))
+            kept.setdefault(subject or action.digest(), action)
+    return list(kept.values())
+
+
+def pending_proposals(state: MusterState, thread: str) -> list[ProposedAction]:
+    """Proposals (once per tool and subject, `proposals_once`) no human has decided yet."""
+    decided = latest_actions(state)
+    return [
+        action
+        for action in proposals_once(state)
+        if approval_digest(action, idempotency_key(thread, action)) not in decided
+    ]
 
 
 def route_actions(state: MusterState) -> Literal["approve", "synthesize"]:
@@ -185,6 +198,9 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
     digest = approval_digest(action, key)
     config = await asyncio.to_thread(load_approvers)  # a file read; Studio forbids blocking
     services = await services_for(runtime)
+    done = await _done_already(services, action, digest, key)
+    if done is not None:
+        return {"actions": [done]}
     held = await _held_elsewhere(services, thread, action, digest, key)
     if held is not None:
         return {"actions": [held]}
@@ -281,6 +297,53 @@ async def _held_elsewhere(
     )
 
 
+AlreadyDone = Callable[[Services, ProposedAction], Awaitable[str | None]]
+"""A domain's check before an action is put to a human (`BEFORE_ASK` in its plug-in, by
+tool): given the services and the proposal, why nobody need decide it because what it would
+do is already done (incidents: another thread already ran this rollback), or None. It reads
+the system of record again: a proposal observed before another thread acted is stale."""
+
+DONE_ALREADY = "already done"
+"""Marks an action not put to a human because what it would do has been done already."""
+
+
+async def _done_already(
+    services: Services, action: ProposedAction, digest: str, key: str
+) -> ActionRecord | None:
+    """The record that settles `action` without a human when the pack's `BEFORE_ASK`
+    check finds it already done (another thread ran the same rollback), else None. A
+    check that cannot read decides nothing: the human is asked as before."""
+    checks: dict[str, AlreadyDone] = pack_of(services.roster).hook("BEFORE_ASK") or {}
+    check = checks.get(action.tool)
+    if check is None:
+        return None
+    try:
+        why = await check(services, action)
+    except Exception as error:  # a failed read is no reason to skip the human
+        services.trace_node(
+            "approve", outcome="check_failed", tool=action.tool, error=f"{error!r}"[:200]
+        )
+        return None
+    if not why:
+        return None
+    services.trace_node("approve", outcome="already_done", tool=action.tool, digest=digest)
+    now = time.time()
+    return ActionRecord(
+        digest=digest,
+        tool=action.tool,
+        args=action.args,
+        idempotency_key=key,
+        proposed_by=action.proposed_by,
+        decision="rejected",  # not decided here: `status` and `note` say why
+        decided_by="muster",
+        decided_at=now,
+        expires_at=now,
+        note=f"not put to a human: {DONE_ALREADY}",
+        status="held",
+        result=f"{DONE_ALREADY}: {why}; nothing was put to a human",
+    )
+
+
 async def _record_refusal(
     services: Services,
     thread: str,
@@ -348,6 +411,7 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
     thread = thread_id()
     secret = secret_from_env() or ""
     done = []
+    effects: list[Finding] = []
     for record in latest_actions(state).values():
         if record.status != "approved":
             continue
@@ -407,4 +471,28 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
             digest=record.digest,
             duration_ms=round(result.duration_ms, 1),
         )
-    return {"actions": done}
+        seen = len(state.get("effects") or []) + len(effects)
+        effects += await _read_again(services, record, first=seen + 1)
+    return {"actions": done, "effects": effects} if effects else {"actions": done}
+
+
+AfterExecute = Callable[[Services, ActionRecord], Awaitable[list[Finding]]]
+"""A domain's read of what an action changed, right after it ran (`AFTER_EXECUTE` in its
+plug-in, by tool): support reads the order's refund status again after a refund, and the
+order after a cancellation. The findings go to the state's `effects`."""
+
+
+async def _read_again(services: Services, record: ActionRecord, *, first: int) -> list[Finding]:
+    """What `record`'s action changed, read again by its pack (`AFTER_EXECUTE`), as
+    findings numbered from `E{first}`; nothing when the pack reads nothing or the read
+    fails (the answer then rests on the action's own result)."""
+    reads: dict[str, AfterExecute] = pack_of(services.roster).hook("AFTER_EXECUTE") or {}
+    read = reads.get(record.tool)
+    if read is None:
+        return []
+    try:
+        found = await read(services, record)
+    except Exception as error:  # the action ran; a failed re-read loses one fact
+        services.trace_node("act", outcome="reread_failed", tool=record.tool, error=repr(error))
+        return []
+    return [f.model_copy(update={"id": f"E{first + i}"}) for i, f in enumerate(found)]

@@ -23,7 +23,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.channels.delta import DeltaChannel
 
-from workers.contracts import ActionRecord, Answer, Handoff, RecoveryRecord, Report
+from workers.contracts import ActionRecord, Answer, Finding, Handoff, RecoveryRecord, Report
 
 
 def concat(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
@@ -37,6 +37,15 @@ def concat(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
 def last_write(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
     """The last write wins (batching-invariant too): `packets` is written whole."""
     return writes[-1]
+
+
+def add_counts(counts: dict[str, int] | None, more: dict[str, int] | None) -> dict[str, int]:
+    """Counters added key by key: the reducer of `handoffs`. Each `recover` step writes only
+    its own increments, so parallel or repeated writes add up and never overwrite."""
+    total = dict(counts or {})
+    for key, n in (more or {}).items():
+        total[key] = total.get(key, 0) + int(n)
+    return total
 
 
 class InputState(TypedDict):
@@ -77,8 +86,16 @@ class MusterState(InputState, total=False):
     """Every report, in completion order; retries and fallbacks add, never overwrite."""
     recoveries: Annotated[list[RecoveryRecord], DeltaChannel(concat)]
     """Every recovery step taken and what came of it."""
+    handoffs: Annotated[dict[str, int], add_counts]
+    """Recovery steps taken per planned packet (`root_packet`): the handoff budget's count
+    (`graph.recover`), checkpointed with each `recover` step, so a resumed or re-queued
+    thread keeps what it has spent and a failing packet cannot be handed on forever."""
     actions: Annotated[list[ActionRecord], DeltaChannel(concat)]
     """Every approval decision and execution of a proposed action."""
+    effects: Annotated[list[Finding], DeltaChannel(concat)]
+    """What an action that ran changed, read again by `act` right after it (a pack's
+    `AFTER_EXECUTE`: support's refund status): the answer reads these over the reports'
+    older observations, so it never says what the action made untrue. Cited `act/<id>`."""
     conflicts: list[str]
     """Facts two reports disagreed on, and how synthesis ruled."""
     unverified: list[str]
@@ -94,6 +111,13 @@ class MusterState(InputState, total=False):
 
 ESCALATION_WORKER = "escalation"
 """The worker that writes hand-off summaries for humans."""
+
+
+def root_packet(packet_id: str) -> str:
+    """The planned packet a recovery packet stands in for: `billing-1` for `billing-1`,
+    `billing-1-via-comms`, `billing-1-via-comms-escalated` (retries and clarifications keep
+    their packet's id)."""
+    return packet_id.split("-via-", 1)[0].removesuffix("-escalated")
 
 
 def current_reports(reports: Sequence[Report]) -> dict[str, Report]:

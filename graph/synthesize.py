@@ -245,6 +245,26 @@ def assess(state: MusterState) -> Degradation:
     )
 
 
+EFFECT_CITE = "act"
+"""What a finding read again after an action is cited under: `act/E1`."""
+
+
+def effect_cite(finding: Finding) -> str:
+    """The citation of a finding `act` read again after an action ran."""
+    return f"{EFFECT_CITE}/{finding.id}"
+
+
+def effect_lines(state: MusterState, *, describe: Describe | None = None) -> list[str]:
+    """What the thread's executed actions changed, as `act` read it again right after each
+    (the state's `effects`), one evidence line each, marked as read after the action."""
+    return [
+        evidence_line(effect_cite(f), f, describe=describe).replace(
+            f"{f.tool}(", f"{f.tool} after the action (", 1
+        )
+        for f in state.get("effects") or []
+    ]
+
+
 def evidence_lines(usable: list[Report], *, describe: Describe | None = None) -> list[str]:
     """The observations behind an answer, one readable line each with its citation
     (`describe`: the pack's reading of its tools' results); a shared fact (one supervisor
@@ -297,15 +317,84 @@ def plain_answer(state: MusterState) -> Answer:
         intents=intents,
         summary=summary,
         resolution=steps,
-        evidence=evidence_lines(run.usable),
+        evidence=evidence_lines(run.usable) + effect_lines(state),
     )
     return with_text(answer, state)
 
 
 def compose_answer(state: MusterState) -> Answer:
-    """The answer for the current state (pure; `synthesize` wraps it), written by the pack
-    whose reading produced the state's intents (`compose_answer` in its plug-in: support's
-    ticket answer, incidents' triage), else `plain_answer`."""
+    """The answer for the current state (pure; `synthesize` wraps it, and every stop shows
+    it: an approval, a clarification, the end), written by the pack whose reading produced
+    the state's intents (`compose_answer` in its plug-in: support's ticket answer,
+    incidents' triage), else `plain_answer`.
+
+    It never raises: a failure while composing (a fact the pack did not expect, a failed
+    worker it did not plan for) becomes a `partial`, degraded answer that names it
+    (`answer_despite`), and a degraded or failed answer always needs a human."""
+    try:
+        answer = _composed(state)
+    except Exception as error:  # principle 2: the answer step never strands a thread
+        answer = answer_despite(state, error)
+    return needs_a_human(answer, state)
+
+
+COMPOSE_FAILED = "the answer could not be composed in full"
+"""How a degraded reason names a failure while composing."""
+
+
+def answer_despite(state: MusterState, error: BaseException) -> Answer:
+    """The answer when the pack's composer failed: the plain answer from the reports (what
+    each worker concluded, cited), `partial`, degraded by a reason that names the failure,
+    for a human. If even that cannot be built, a minimal answer that says so."""
+    why = f"{COMPOSE_FAILED} ({type(error).__name__}: {' '.join(str(error).split())[:200]})"
+    try:
+        plain = plain_answer(state)
+        answer = plain.model_copy(
+            update={
+                "status": "failed" if plain.status == "failed" else "partial",
+                "degraded": True,
+                "degraded_reasons": [*plain.degraded_reasons, why],
+                "needs_human": True,
+            }
+        )
+        return with_text(answer, state)
+    except Exception as second:
+        reasons = [why, f"the plain answer failed too ({type(second).__name__}: {second})"[:300]]
+        answer = Answer(
+            text="",
+            status="partial",
+            degraded=True,
+            degraded_reasons=reasons,
+            needs_human=True,
+            stop_reason=state.get("stop_reason"),
+            intents=list(state.get("intents") or []),
+        )
+        request = str(state.get("request") or "")
+        text = render_text(
+            answer,
+            request=request,
+            labels=AnswerLabels(),
+            policies=[],
+            action_lines=[],
+            recovery_lines=[],
+        )
+        return answer.model_copy(update={"text": text})
+
+
+def needs_a_human(answer: Answer, state: MusterState) -> Answer:
+    """`answer`, flagged for a human when it is degraded or failed (whatever the pack
+    said), its text rendered again to say so."""
+    if answer.needs_human or not (answer.degraded or answer.status == "failed"):
+        return answer
+    flagged = answer.model_copy(update={"needs_human": True})
+    try:
+        return with_text(flagged, state)
+    except Exception:
+        return flagged.model_copy(update={"text": flagged.text + "\n\nNEEDS HUMAN"})
+
+
+def _composed(state: MusterState) -> Answer:
+    """The pack's answer, checked for what its reader could not account for."""
     composer = pack_for_intents(state.get("intents") or []).hook("compose_answer")
     answer: Answer = plain_answer(state) if composer is None else composer(state)
     # Whatever the pack answered, the parts its reader could not account for were not, and a
@@ -409,17 +498,34 @@ def render_text(
 
 
 async def synthesize(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
-    """Write the answer."""
+    """Write the answer. It never raises: the composed answer stands whatever a provider
+    model writing its prose does, and a failure there is a degraded reason."""
     answer = compose_answer(state)
     services = await services_for(runtime)
-    model = services.models("synthesizer")
-    if writes_prose(model):
-        reports = list(current_reports(state.get("reports") or []).values())
-        written = await write_with_model(model, answer, reports, trace=services.trace)
-        answer = with_text(written, state)
+    try:
+        model = services.models("synthesizer")
+        if writes_prose(model):
+            reports = list(current_reports(state.get("reports") or []).values())
+            written = await write_with_model(model, answer, reports, trace=services.trace)
+            answer = needs_a_human(with_text(written, state), state)
+    except Exception as error:  # the deterministic answer stands (principle 2)
+        answer = needs_a_human(_degraded_by(answer, state, error, "writing its prose"), state)
     services.trace_node(
         "synthesize",
         outcome=answer.status,
         degraded=answer.degraded,
     )
     return {"answer": answer}
+
+
+def _degraded_by(answer: Answer, state: MusterState, error: BaseException, doing: str) -> Answer:
+    """`answer` with a degraded reason naming what failed while `doing`."""
+    why = f"{COMPOSE_FAILED}: {doing} failed ({type(error).__name__}: {error})"[:300]
+    update = {"degraded": True, "degraded_reasons": [*answer.degraded_reasons, why]}
+    if answer.status == "complete":
+        update["status"] = "partial"
+    flagged = answer.model_copy(update=update)
+    try:
+        return with_text(flagged, state)
+    except Exception:
+        return flagged

@@ -16,20 +16,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from graph.approval import proposals_once
 from graph.state import ESCALATION_WORKER, MusterState, current_reports, latest_actions
 from graph.synthesize import (
     AnswerLabels,
     action_line,
     assess,
     decisions_of,
+    effect_cite,
+    effect_lines,
     evidence_lines,
-    proposed_actions,
     render_text,
 )
 from workers.contracts import Answer, ProposedAction
 
-from .facts_read import TicketFacts, money, read_facts
+from .facts_read import Cited, TicketFacts, _json, money, read_facts
 from .intents import BY_NAME
+from .order_ids import normalize_order_id
 from .resolve import Resolver, proposals_from
 
 BILLING_WORKER = "billing"
@@ -76,6 +79,38 @@ def _digest(action: ProposedAction) -> str:
     return action.digest()
 
 
+def facts_now(state: MusterState, usable: list[Any]) -> TicketFacts:
+    """The facts the reports observed, with what an executed action changed read again
+    after it (`effects`: the refund status after a refund, the order after a
+    cancellation) in place of the older observation: the answer tells what is true now."""
+    facts = read_facts(usable)
+    for finding in state.get("effects") or []:
+        data = _json(finding.observation)
+        if not isinstance(data, dict) or "order_id" not in data:
+            continue
+        cited = Cited(data, effect_cite(finding))
+        tool = finding.tool.split(".", 1)[-1]
+        if tool == "refund_status":
+            facts.refunds[str(data["order_id"])] = cited
+        elif tool == "find_order":
+            old = facts.orders.get(str(data["order_id"]))
+            facts.orders[str(data["order_id"])] = (
+                Cited({**old.data, **data}, cited.cite) if old is not None else cited
+            )
+    return facts
+
+
+def subject_orders(state: MusterState) -> list[str]:
+    """The orders the ticket is about: those its reading found, then any a packet was
+    given later (a human's clarification fills the packet's `order_id`), once each."""
+    ids = [str(o) for o in state.get("order_ids") or []]
+    for packet in state.get("packets") or []:
+        given = normalize_order_id(str(packet.inputs.get("order_id") or ""))
+        if given:
+            ids.append(given)
+    return list(dict.fromkeys(ids))
+
+
 def compose_answer(state: MusterState) -> Answer:
     """The answer that resolves the ticket (pure). It is `complete` only when every intent
     has a resolution (principle 10), and needs a human whenever money waits for approval,
@@ -88,15 +123,17 @@ def compose_answer(state: MusterState) -> Answer:
 
     usable = [r for r in reports.values() if r.status == "ok"]
     escalation = next((r for r in usable if r.worker == ESCALATION_WORKER), None)
+    order_ids = subject_orders(state)
     resolver = Resolver(
         intents=intents,
-        order_ids=state.get("order_ids") or [],
+        order_ids=order_ids,
         unknown_orders=state.get("unknown_orders") or [],
-        facts=read_facts(usable),
-        proposals=proposals_from(proposed_actions(reports), decisions_of(actions), _digest),
+        facts=facts_now(state, usable),
+        # One proposal per order and action, whichever intents asked for it.
+        proposals=proposals_from(proposals_once(state), decisions_of(actions), _digest),
         escalation_note=(escalation.conclusion or escalation.note) if escalation else None,
         # No order named and none looked for: the ticket asks about the policy in general.
-        general_question=not state.get("order_ids")
+        general_question=not order_ids
         and not any(p.recipient == BILLING_WORKER for p in state.get("packets") or []),
     )
     resolution = resolver.resolve()
@@ -129,6 +166,7 @@ def compose_answer(state: MusterState) -> Answer:
     if intents == ["acknowledgement"]:
         needs_human = bool(reasons) or language != "English"  # the reply is still a person's
     evidence = evidence_lines(usable, describe=describe_observation)
+    evidence += effect_lines(state, describe=describe_observation)
     customer = next(iter(resolver.facts.orders.values()), None)
     greeting = f"Hello {customer.data.get('customer')}," if customer else "Hello,"
     reply = "\n\n".join([greeting, *resolution.reply, "Kind regards,\nCustomer Support"])
@@ -153,7 +191,7 @@ def render_answer(answer: Answer, state: MusterState) -> str:
     """The answer for a terminal (plain Markdown): its parts, the policies that apply, the
     actions and the recovery."""
     usable = [r for r in current_reports(state.get("reports") or []).values() if r.status == "ok"]
-    return _render(answer, state, read_facts(usable))
+    return _render(answer, state, facts_now(state, usable))
 
 
 def _render(answer: Answer, state: MusterState, facts: TicketFacts) -> str:

@@ -1,8 +1,12 @@
-"""Support's check right before an approved refund runs: re-read the order's refunds.
+"""Support's reads around an approved action: the order's refunds right before a refund
+runs, and what the action changed right after it ran.
 
 If other refunds appeared since the proposal observed them, the human approved a state that
 no longer holds (principle 11): the refund is refused before anything is sent. The graph's
-`act` asks the pack (`BEFORE_EXECUTE` in plugin.py) before it executes any action.
+`act` asks the pack (`BEFORE_EXECUTE` in plugin.py) before it executes any action. After it
+ran (or the orders server refused it), `act` reads again what it changed (`AFTER_EXECUTE`:
+the refund status after a refund, the order after a cancellation), so the answer written
+afterwards says what is true now ("$129.00 has been refunded"), not what was true before.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from graph.approval import proposal_for
 from graph.services import Services
 from graph.state import MusterState
 from graph.trace import record_call
-from workers.contracts import ActionRecord
+from workers.contracts import ActionRecord, Finding
 
 from .facts_read import money
+from .order_record import ORDER_LOOKUP
 from .proposals import REFUND_STATUS_TOOL
 
 
@@ -61,3 +66,24 @@ async def refund_state_changed(
         f"{latest.get('refunded_at') or latest.get('created_at')} by {_refunded_by(latest)} "
         f"(refund {latest.get('refund_id')}); nothing was sent: a human should check it"
     )
+
+
+async def _read(services: Services, tool: str, order_id: str) -> list[Finding]:
+    """One supervisor read of `tool` for `order_id`, recorded in the trace (for `muster
+    replay`), as a finding; none when the read fails."""
+    args = {"order_id": order_id}
+    read = await services.hub.call(tool, args, [tool])
+    record_call(services.trace, tool, args, read, node="act")
+    if not read.ok or not order_id:
+        return []
+    return [Finding(id="E0", tool=tool, call_id=f"act-{tool}", args=args, observation=read.text)]
+
+
+async def refunds_after(services: Services, record: ActionRecord) -> list[Finding]:
+    """The order's refund status, read again right after a refund ran (or was refused)."""
+    return await _read(services, REFUND_STATUS_TOOL, str(record.args.get("order_id", "")))
+
+
+async def order_after(services: Services, record: ActionRecord) -> list[Finding]:
+    """The order, read again right after a cancellation ran (its status is now cancelled)."""
+    return await _read(services, ORDER_LOOKUP, str(record.args.get("order_id", "")))

@@ -110,7 +110,7 @@ def no_such_order(packet: Handoff, error: str) -> Report:
         objective=packet.objective,
         status="ok",
         findings=[finding],
-        note=conclusion,
+        note=f"{conclusion} (F1)",  # cites the lookup, so verify holds the claim to it
         conclusion=conclusion,
         attempt=packet.attempt,
     )

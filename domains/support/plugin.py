@@ -54,6 +54,9 @@ ACTION_NAMES = {REFUND_TOOL: "a refund"}
 """How messages name the write tools ("a refund on order 12345 is awaiting approval ...")."""
 BEFORE_EXECUTE = {REFUND_TOOL: execution.refund_state_changed}
 """Right before an approved refund runs, the order's refunds are re-read (execution.py)."""
+AFTER_EXECUTE = {REFUND_TOOL: execution.refunds_after, CANCEL_TOOL: execution.order_after}
+"""Right after a refund or a cancellation ran, what it changed is read again (execution.py),
+so the answer written afterwards says what is true now."""
 SUBJECT_INPUT = "order_id"
 """The packet input naming the order a ticket is about: the plan gathers the request's order
 ids (its reading's, and the packets') for the order record; recovery fills it from a human's

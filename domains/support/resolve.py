@@ -14,11 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workers.contracts import ActionRecord, Claim, ProposedAction, ResolutionStep
+from workers.contracts import Claim, ResolutionStep
 
 from .facts_read import Cited, TicketFacts, money
 from .intents import BY_NAME
+from .resolve_actions import Proposal, proposals_from, refund_promise
 from .resolve_routed import RoutedResolutions
+
+__all__ = ["Proposal", "Resolution", "Resolver", "proposals_from"]
 
 AGENT_INSTRUCTION = re.compile(
     r"^(?:Offer|Open|Escalate|Log|Refund|Send|Check|Ask|Confirm|Issue|Agents?|After \d+|"
@@ -90,27 +93,6 @@ class Resolution:
     """Articles whose text was kept out of the reply (`UNFIT_FOR_A_REPLY`): a person checks."""
 
 
-@dataclass(frozen=True)
-class Proposal:
-    """A proposed action and its approval state."""
-
-    action: ProposedAction
-    record: ActionRecord | None
-
-    @property
-    def approval(self) -> str:
-        if self.record is None:
-            return "pending approval"
-        status = self.record.status
-        if status == "executed":
-            return f"executed (approved by {self.record.decided_by})"
-        if status == "rejected":
-            return f"rejected by {self.record.decided_by}"
-        if status == "held":
-            return self.record.result.split(" (proposed", 1)[0].split(" is ", 1)[-1]
-        return status
-
-
 def _duplicate_refund(status: dict[str, Any]) -> dict[str, Any] | None:
     """The refund recorded against the order's duplicate charge, from `refund_status`."""
     ids = {
@@ -156,6 +138,8 @@ class Resolver(RoutedResolutions):
         self.escalation_note = escalation_note
         self.general_question = general_question
         self.out = Resolution()
+        self.shown: dict[str, str] = {}
+        """Proposal digest → the intent whose step shows it: one ACTION line per action."""
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -189,7 +173,25 @@ class Resolver(RoutedResolutions):
             )
         )
 
-    def action_step(self, intent: str, proposal: Proposal, text: str, *cites: str) -> None:
+    def action_step(
+        self, intent: str, proposal: Proposal, text: str, *cites: str, explained: bool = False
+    ) -> None:
+        """The step that shows `proposal`; an action another intent's step already shows
+        is one action, not two: this intent's step points to it. A rejected, refused or
+        failed action's step says what came of it (unless `explained` already does)."""
+        if not proposal.goes_ahead and proposal.status != "held" and not explained:
+            text = f"{text.rstrip('.')}: {proposal.outcome()}."
+        key = proposal.action.digest()
+        if key in self.shown:
+            args = proposal.action.args
+            self.step(
+                intent,
+                f"The same {proposal.action.tool} on order {args.get('order_id')} as for "
+                f"{self.shown[key]} above covers this too ({proposal.approval}).",
+                *cites,
+            )
+            return
+        self.shown[key] = intent
         self.out.steps.append(
             ResolutionStep(
                 intent=intent,
@@ -346,6 +348,13 @@ class Resolver(RoutedResolutions):
         refunds = self.refunds(str(data.get("order_id")))
         if refunds is not None:
             refunded = int(refunds.data.get("refunded_cents", 0))
+            if not refunds.cite.startswith("act/"):  # not read again since an action ran
+                refunded += sum(
+                    p.executed_cents()
+                    for p in self.proposals
+                    if p.action.tool == "orders.issue_refund"
+                    and str(p.action.args.get("order_id")) == str(data.get("order_id"))
+                )
             self.claim(
                 f"{money(refunded)} has been refunded on order {data.get('order_id')}."
                 if refunded
@@ -380,6 +389,7 @@ class Resolver(RoutedResolutions):
                 f"The duplicate charge on order {oid} was already refunded, so this refund was "
                 f"not sent ({record.result.removeprefix('refund refused: ')}).",
                 *cites,
+                explained=True,
             )
             self.say(
                 f"The duplicate charge on order {oid} has already been refunded. "
@@ -412,10 +422,10 @@ class Resolver(RoutedResolutions):
                 f"original payment method ({policy.data.get('policy_id')}).",
                 *cites,
             )
-            done = "have refunded" if proposal.approval.startswith("executed") else "are refunding"
             self.say(
                 f"You were charged twice for order {oid}: the second charge of {money(amount)} "
-                f"is a duplicate, and we {done} it in full to your original payment method."
+                "is a duplicate, and "
+                + refund_promise(proposal, "it in full to your original payment method")
             )
             self.say(self.kb_quote("KB-201"))
         elif count >= 2 and (prior is not None or refunded >= amount):
@@ -551,10 +561,21 @@ class Resolver(RoutedResolutions):
                 order.cite,
                 policy.cite,
             )
-            self.say(
-                f"Order {oid} has not shipped yet, so we are cancelling it free of charge; "
-                "the payment authorisation is released in full."
-            )
+            if proposal.done:
+                self.say(
+                    f"Order {oid} had not shipped, so we have cancelled it free of charge; "
+                    "the payment authorisation is released in full."
+                )
+            elif proposal.goes_ahead:
+                self.say(
+                    f"Order {oid} has not shipped yet, so we are cancelling it free of charge; "
+                    "the payment authorisation is released in full."
+                )
+            else:
+                self.say(
+                    f"About cancelling order {oid}: a member of our team is looking into it "
+                    "and will contact you."
+                )
         elif status == "cancelled":
             self.step(intent, f"Order {oid} is already cancelled; nothing more to do.", order.cite)
             self.say(f"Order {oid} is already cancelled.")
@@ -622,9 +643,13 @@ class Resolver(RoutedResolutions):
                 order.cite,
                 policy.cite,
             )
+            promise = refund_promise(
+                proposal, money(amount), then=" and will send you a free return label"
+            )
             self.say(
-                f"We are sorry the {order.data.get('item')} arrived {kind}. We are "
-                f"refunding {money(amount)} and will send you a free return label."
+                f"We are sorry the {order.data.get('item')} arrived {kind}. "
+                + promise[0].upper()
+                + promise[1:]
             )
             return
         warranty = self.facts.policies.get("warranty")
@@ -781,10 +806,3 @@ class Resolver(RoutedResolutions):
                 self.out.flagged_articles.append(article_id)
                 self.out.open_questions.append(flag)
         return " ".join(f"{p}." for p in fit[:sentences])
-
-
-def proposals_from(
-    proposed: Sequence[ProposedAction], decided: dict[str, ActionRecord], digest_of: Any
-) -> list[Proposal]:
-    """Each proposal with the decision taken on it, if any (`digest_of(action)` keys them)."""
-    return [Proposal(action=p, record=decided.get(digest_of(p))) for p in proposed]

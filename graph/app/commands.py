@@ -49,6 +49,10 @@ from graph.services import Services
 from graph.trace import THREAD_ID
 from workers.errors import MusterError
 
+COMMAND_STARTED = time.monotonic()
+"""When this command began (its modules load only once a command runs): `--json`'s
+`totals.duration_s` counts from here."""
+
 
 def emit_result(
     args: argparse.Namespace,
@@ -67,8 +71,17 @@ def emit_result(
         as_markdown=getattr(args, "markdown", False),
         interrupts=interrupts,
         carried=Carried.from_args(args),
+        started=COMMAND_STARTED,
     )
-    return ExitCode.for_answer(values.get("answer"), waiting=waiting)
+    code = ExitCode.for_run(values, waiting=waiting)
+    if code is ExitCode.PROVIDER:  # the one line that says what to fix, where errors go
+        from workers.model_errors import PERMANENT_PROVIDER_REASONS
+
+        refused = next(
+            r for r in values.get("reports") or [] if r.reason in PERMANENT_PROVIDER_REASONS
+        )
+        print(f"muster: provider error: {refused.worker}'s {refused.note}", file=sys.stderr)
+    return code
 
 
 def unknown_thread(args: argparse.Namespace, thread_id: str) -> MusterError:

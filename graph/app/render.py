@@ -252,8 +252,10 @@ def print_result(
     as_markdown: bool = False,
     interrupts: Sequence[Any] = (),
     carried: Carried = NOTHING,
+    started: float | None = None,
 ) -> None:
-    """The answer as text (or Markdown), or the answer and every report as JSON. A run that
+    """The answer as text (or Markdown), or the answer and every report as JSON (with the
+    run's totals, `started` being when the command began, `time.monotonic()`). A run that
     waits for a human shows the answer so far, and ends with what waits (the action, its
     amount and digest, or the question) and the command that answers it, carrying the
     options in force (`carried`). `interrupts` are the values of the thread's pending
@@ -270,11 +272,17 @@ def print_result(
         payload = {
             "thread_id": thread_id,
             "waiting_for_human": waiting,
+            # The answer's standing at this stop, final or so far: a script reads these
+            # without digging into the answer (a thread that waits always needs a human).
+            "status": answer.status if answer else None,
+            "degraded": answer.degraded if answer else None,
+            "needs_human": waiting or bool(answer and answer.needs_human),
             "pending_approvals": pending,
             "pending_questions": questions,
             # While it waits, the answer so far: the one it would give now (issue 24).
             "answer": answer.model_dump() if answer else None,
             "answer_is_final": final is not None,
+            "totals": run_totals(values, started=started),
             "reading": {
                 "intents": values.get("intents") or [],
                 "unaccounted": values.get("unaccounted") or [],
@@ -297,6 +305,21 @@ def print_result(
     print(f"\nthread: {thread_id} (details: {carried.command('show', thread_id, run=False)})")
     for line in waiting_lines(thread_id, pending, questions, carried):
         _say(line)
+
+
+def run_totals(values: Mapping[str, Any], *, started: float | None = None) -> dict[str, Any]:
+    """The thread's totals so far: worker steps and tokens (what the run budgets count),
+    dispatches, the workers' own time, actions executed, and this command's wall time."""
+    reports: list[Report] = list(values.get("reports") or [])
+    actions = {a.digest: a for a in values.get("actions") or []}
+    return {
+        "steps": sum(r.steps_used for r in reports),
+        "tokens": sum(r.tokens for r in reports),
+        "dispatches": len(reports),
+        "workers_s": round(sum(r.duration_ms for r in reports) / 1000, 3),
+        "actions_executed": sum(1 for a in actions.values() if a.status == "executed"),
+        "duration_s": round(time.monotonic() - started, 3) if started is not None else None,
+    }
 
 
 def waiting_lines(

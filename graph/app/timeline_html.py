@@ -91,6 +91,9 @@ def _recoveries(timeline: Timeline) -> str:
 
 def _approvals(timeline: Timeline) -> str:
     marks = [m for m in timeline.supervisor.marks if m.kind in ("approval", "decision", "waiting")]
+    # Each approval once: what a paused thread waits for is the approval already asked.
+    asked = {m.detail for m in marks if m.kind == "approval"}
+    marks = [m for m in marks if not (m.kind == "waiting" and m.detail in asked)]
     if not marks:
         return ""
     items = "".join(

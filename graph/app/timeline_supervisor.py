@@ -42,6 +42,8 @@ class SupervisorLane:
         self.asks = asks
         """Pending approvals by digest (the interrupts' values): the action and amount."""
         self.supervisor = Lane(key="supervisor", title="supervisor", status="supervisor")
+        self.asked: set[str] = set()
+        """Digests whose approval was asked: each is marked once."""
 
     def build(self) -> Lane:
         """plan, barriers, recovery, verify, approval, act and synthesis, from their trace
@@ -140,6 +142,9 @@ class SupervisorLane:
         digest = str(event.get("digest") or "")
         record = actions.get(digest)
         if outcome == "waiting":
+            if digest and digest in self.asked:
+                return  # asked again (after a refusal, or a resume): one approval, one mark
+            self.asked.add(digest)
             ask = self.asks.get(digest)
             text = waiting_for(ask) if ask else f"approval asked: {tool}{_action_words(record)}"
             self._mark(event, "approval", "approval asked", text)
@@ -160,6 +165,7 @@ class SupervisorLane:
         why = {
             "held": "held: the same action waits for a human in another thread",
             "refused": "refused: the resume value was not a decision that holds",
+            "already_done": "not put to a human: it was already done (another thread ran it)",
         }.get(outcome, outcome)
         self._mark(event, "decision", f"approval {outcome}", f"{tool}: {why}", failed=True)
 
