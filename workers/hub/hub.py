@@ -50,6 +50,7 @@ from mcp.shared.exceptions import McpError
 
 from workers.hub.allowlist import is_allowed, is_valid_qualified_name
 from workers.hub.arguments import argument_problem
+from workers.hub.backpressure import Backpressure
 from workers.hub.catalogue import (
     CatalogueEntry,
     ToolSpec,
@@ -126,6 +127,8 @@ class ToolHub:
         }
         self._spare_starts: list[asyncio.Task[None]] = []
         self._in_flight: dict[ServerConnection, int] = {}
+        self.backpressure = Backpressure()
+        """Each server's circuit breaker and in-flight cap, shared by every ticket."""
         self._closed = False
         self.on_server_start: list[Callable[[str, ServerState], None]] = []
         """Called after each start attempt of a server's first session (up or not)."""
@@ -423,13 +426,24 @@ class ToolHub:
     async def _run(
         self, entry: CatalogueEntry, args: dict[str, Any], timeout_s: float | None, started: float
     ) -> ToolCallResult:
-        conn = self._session_for(entry.spec.server, writes=entry.spec.writes)
-        # Counted from the pick, so calls issued together spread over the sessions.
-        self._in_flight[conn] = self._in_flight.get(conn, 0) + 1
-        try:
-            return await self._run_on(conn, entry, args, timeout_s, started)
-        finally:
-            self._in_flight[conn] -= 1
+        server = entry.spec.server
+        # Back-pressure (workers/hub/backpressure.py): a read call to a server whose
+        # circuit is open is answered at once; an approved write always goes through.
+        breaker = self.backpressure.breaker(server)
+        refusal = None if entry.spec.writes else breaker.refusal()
+        if refusal is not None:
+            text = f"ERROR: server '{server}' is unavailable: {refusal}"
+            return self._result(entry.spec.name, CallOutcome.UNAVAILABLE, text, started)
+        async with self.backpressure.gate(server):
+            conn = self._session_for(server, writes=entry.spec.writes)
+            # Counted from the pick, so calls issued together spread over the sessions.
+            self._in_flight[conn] = self._in_flight.get(conn, 0) + 1
+            try:
+                result = await self._run_on(conn, entry, args, timeout_s, started)
+            finally:
+                self._in_flight[conn] -= 1
+        breaker.record(result.outcome, result.text)
+        return result
 
     async def _run_on(
         self,

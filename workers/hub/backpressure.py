@@ -1,0 +1,147 @@
+"""Back-pressure on a failing server: a circuit breaker and a cap on calls in flight.
+
+Without it, a dead or broken backend was asked by every worker of every ticket, each
+retrying within its steps and again when the supervisor retried the packet (182 calls to a
+broken policy server for a 40-ticket batch). The hub is shared by every ticket a runtime
+runs, so it is where "this server is failing" can be remembered across tickets:
+
+- **Circuit breaker** (per server): after `threshold` failed calls in a row (a tool error, a
+  timeout, a dead session; never a caller's mistake such as a refused tool or bad
+  arguments), the circuit opens: calls are answered `unavailable` at once, without reaching
+  the server, for a cooldown that doubles each time it reopens (capped), with jitter so the
+  tickets waiting on it do not all come back at the same instant. After the cooldown one
+  call goes through as a probe: a success closes the circuit, a failure reopens it.
+- **In-flight cap** (per server): at most `max_in_flight` calls at once; the rest wait
+  their turn, so a burst of tickets cannot pile hundreds of calls on one slow backend.
+
+Hand-written because the hub's calls are already values (`CallOutcome`), not exceptions:
+the breaker libraries on the index (pybreaker, aiobreaker) count raised exceptions around
+a callable, which would mean raising and catching every failed call to feed them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from workers.hub.outcomes import CallOutcome
+
+COUNTED_FAILURES = frozenset({CallOutcome.TOOL_ERROR, CallOutcome.TIMEOUT, CallOutcome.UNAVAILABLE})
+"""Outcomes that say the server is failing; a refusal or bad arguments are the caller's."""
+
+
+@dataclass(frozen=True)
+class BackpressureSettings:
+    """How the hub protects a failing server (environment overrides in `from_env`)."""
+
+    threshold: int = 5
+    """Failed calls in a row that open a server's circuit."""
+    cooldown_s: float = 2.0
+    """The first open period; it doubles each time the circuit reopens."""
+    max_cooldown_s: float = 60.0
+    """The longest open period."""
+    jitter: float = 0.2
+    """Each open period is stretched or shrunk by up to this fraction, at random."""
+    max_in_flight: int = 16
+    """Calls to one server at once."""
+
+    @classmethod
+    def from_env(cls) -> BackpressureSettings:
+        """`MUSTER_BREAKER_FAILURES`, `MUSTER_BREAKER_COOLDOWN_S` and
+        `MUSTER_SERVER_MAX_IN_FLIGHT` over the defaults; a bad value keeps the default."""
+        defaults = cls()
+
+        def number(name: str, default: float) -> float:
+            try:
+                value = float(os.environ.get(name, default))
+            except ValueError:
+                return default
+            return value if value > 0 else default
+
+        return cls(
+            threshold=int(number("MUSTER_BREAKER_FAILURES", defaults.threshold)),
+            cooldown_s=number("MUSTER_BREAKER_COOLDOWN_S", defaults.cooldown_s),
+            max_in_flight=int(number("MUSTER_SERVER_MAX_IN_FLIGHT", defaults.max_in_flight)),
+        )
+
+
+@dataclass
+class Breaker:
+    """One server's circuit (see the module docstring)."""
+
+    settings: BackpressureSettings
+    clock: Callable[[], float] = time.monotonic
+    failures: int = 0
+    """Failed calls in a row."""
+    reopened: int = 0
+    """How many times the circuit opened without a success in between."""
+    open_until: float = 0.0
+    probing: bool = False
+    """True while the one probe call after a cooldown is out."""
+    last_failure: str = ""
+    shed: int = 0
+    """Calls answered without reaching the server, for `health()`."""
+
+    @property
+    def is_open(self) -> bool:
+        return self.reopened > 0
+
+    def refusal(self) -> str | None:
+        """Why a call may not go to the server now, or None (it may; maybe as the probe)."""
+        if not self.is_open:
+            return None
+        now = self.clock()
+        if now >= self.open_until and not self.probing:
+            self.probing = True
+            return None
+        self.shed += 1
+        wait = max(0.0, self.open_until - now)
+        return (
+            f"circuit open after {self.failures} failed calls in a row "
+            f"(last: {self.last_failure[:160]}); next try in {wait:.1f}s"
+        )
+
+    def record(self, outcome: CallOutcome, text: str) -> None:
+        """Count one call's outcome."""
+        if outcome is CallOutcome.OK:
+            self.failures, self.reopened, self.probing = 0, 0, False
+            return
+        if outcome not in COUNTED_FAILURES:
+            if self.probing:  # the probe told nothing about the server: let another try
+                self.probing = False
+            return
+        self.failures += 1
+        self.last_failure = " ".join(text.split())
+        if self.probing or self.failures >= self.settings.threshold:
+            self.probing = False
+            self.reopened += 1
+            cooldown = min(
+                self.settings.cooldown_s * 2 ** (self.reopened - 1), self.settings.max_cooldown_s
+            )
+            spread = 1 + self.settings.jitter * (2 * random.random() - 1)
+            self.open_until = self.clock() + cooldown * spread
+
+
+@dataclass
+class Backpressure:
+    """Every server's breaker and in-flight cap, for one hub."""
+
+    settings: BackpressureSettings = field(default_factory=BackpressureSettings.from_env)
+    clock: Callable[[], float] = time.monotonic
+    breakers: dict[str, Breaker] = field(default_factory=dict)
+    _gates: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+
+    def breaker(self, server: str) -> Breaker:
+        if server not in self.breakers:
+            self.breakers[server] = Breaker(self.settings, self.clock)
+        return self.breakers[server]
+
+    def gate(self, server: str) -> asyncio.Semaphore:
+        """The server's in-flight cap (created on the running loop at first use)."""
+        if server not in self._gates:
+            self._gates[server] = asyncio.Semaphore(self.settings.max_in_flight)
+        return self._gates[server]
