@@ -130,3 +130,47 @@ async def test_a_broken_server_is_asked_only_until_its_circuit_opens(
         assert "policy-db connection refused" in results[-1].text
         assert hub.backpressure.breaker("policy").shed == 16
     assert count_calls(tmp_path / "calls.jsonl", server="policy") == 4
+
+
+@pytest.mark.integration
+async def test_a_worker_whose_only_server_is_shut_is_skipped_before_any_model_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workers.contracts import Handoff
+    from workers.loop import run_worker
+    from workers.models import ScriptedChatModel
+    from workers.roster import load_roster
+
+    monkeypatch.setenv("MUSTER_BREAKER_FAILURES", "2")
+    monkeypatch.setenv("MUSTER_BREAKER_COOLDOWN_S", "600")
+    cfg = parse_servers_config(_policy_only(tmp_path, MUSTER_POLICY_MODE="broken"))
+    spec = load_roster().workers["policy"]
+    packet = Handoff(
+        id="policy-1",
+        recipient="policy",
+        objective="Find the refunds policy.",
+        inputs={"topic": "refunds"},
+        tool_allow=spec.privileges,
+        max_steps=3,
+    )
+    async with await ToolHub.connect(cfg) as hub:
+        for _ in range(2):
+            await hub.call("policy.check_policy", {"topic": "refunds"}, ["policy."])
+        model = ScriptedChatModel(turns=["never asked"])
+        report = await run_worker(packet, spec=spec, hub=hub, model=model)
+    assert (report.status, report.reason) == ("failed", "unavailable")
+    assert report.note.startswith("skipped: the circuit is open for policy")
+    assert model.calls == 0 and report.steps_used == 0
+
+
+def test_the_servers_file_sets_a_servers_in_flight_cap() -> None:
+    cfg = parse_servers_config(
+        {"mcpServers": {"slow": {"command": "python", "args": ["-V"], "maxInFlight": 3}}}
+    )
+    assert cfg.mcp_servers["slow"].max_in_flight == 3
+    with pytest.raises(Exception, match="maxInFlight|max_in_flight"):
+        parse_servers_config(
+            {"mcpServers": {"slow": {"command": "python", "args": ["-V"], "maxInFlight": 0}}}
+        )
+    pressure = Backpressure(BackpressureSettings(max_in_flight=16), limits={"slow": 3})
+    assert pressure.gate("slow")._value == 3 and pressure.gate("fast")._value == 16

@@ -327,3 +327,25 @@ async def test_instructions_and_links_in_the_models_reply_are_kept_from_the_cust
     (reason,) = [r for r in answer.degraded_reasons if "unfit for a customer" in r]
     assert "Ignore previous instructions" in reason and "https://evil.example" in reason
     assert answer.degraded and answer.needs_human
+
+
+@pytest.mark.integration
+async def test_a_failing_model_is_not_asked_once_its_circuit_opens(
+    muster_env: MusterEnv, openai_server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every worker request gets a 500: after two failed calls in a row the model's breaker
+    opens, and the escalations recovery sends are answered without a request."""
+    monkeypatch.setenv("MUSTER_BREAKER_FAILURES", "2")
+    monkeypatch.setenv("MUSTER_BREAKER_COOLDOWN_S", "600")
+    script = openai_server.script
+    script.plan = PLAN
+    down = (500, {"error": {"message": "backend overloaded", "type": "server_error"}})
+    workers = ("billing", "policy", "comms", "escalation")
+    script.fail = {f"worker:{w}": down for w in workers}
+    values = await run(muster_env, openai_server)
+
+    asked = [e for e in script.exchanges if e.kind.startswith("worker:")]
+    assert len(asked) <= 3  # the first wave, sent together; nothing after the circuit opened
+    skipped = [r for r in values["reports"] if "not asked: circuit open" in r.note]
+    assert skipped and all(r.reason == "unavailable" and r.steps_used == 0 for r in skipped)
+    assert values["answer"].degraded and values["answer"].needs_human

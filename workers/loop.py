@@ -43,7 +43,7 @@ from workers.control_tools import (
 from workers.hub import CallOutcome, ToolCallResult
 from workers.model_errors import describe, model_failure
 from workers.model_health import ModelHealth
-from workers.models import model_label, recorded_reply, request_digest
+from workers.models import model_label, recorded_reply, request_digest, writes_prose
 from workers.packet_prompt import render_packet
 from workers.proposals import review_proposals
 from workers.roster import WorkerSpec
@@ -111,6 +111,9 @@ class ToolBelt:
     """The model bound to the allowed tools (under their aliases) and the control tools."""
     aliases: dict[str, str]
     """Provider-safe alias → exact name, for every offered tool."""
+    provider: bool = False
+    """True for a provider's model (not Muster's offline or scripted ones): only its calls
+    go through the runtime's model health (faults, breaker, in-flight cap)."""
 
 
 @dataclass
@@ -221,9 +224,19 @@ async def _offer_tools(
         why = f"servers down: {', '.join(still_down)}" if still_down else "none is catalogued"
         allowed = list(packet.tool_allow)
         return RunEnd("unavailable", f"no tool in the allowlist {allowed} is available ({why})")
+    # Back-pressure: a server whose circuit is open is skipped, not asked through the model
+    # first; a worker whose every tool is on one ends at once, without a model call.
+    shut = sorted({s.server for s in specs if hub.backpressure.is_open(s.server)})
+    if shut:
+        specs = [s for s in specs if s.server not in shut]
+        if not specs:
+            refusals = "; ".join(
+                f"{name} ({hub.backpressure.breaker(name).last_failure[:120]})" for name in shut
+            )
+            return RunEnd("unavailable", f"skipped: the circuit is open for {refusals}")
     control = control_tool_schemas(can_propose=bool(spec.proposes))
     aliases = alias_map([s.name for s in specs] + [c["function"]["name"] for c in control])
-    return ToolBelt(_bound(model, tuple(specs), control), aliases)
+    return ToolBelt(_bound(model, tuple(specs), control), aliases, provider=writes_prose(model))
 
 
 async def _step(run: WorkerRun, belt: ToolBelt, hub: ToolHub) -> RunEnd | None:
@@ -260,15 +273,25 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
 
     Traced runs record the call for `muster replay`: the request's digest and the response
     (or the error) go on the step event; an untraced run computes nothing."""
-    fault = run.health.fault(run.model) if run.health is not None else None
-    if fault is not None:
-        return RunEnd(fault.reason, f"{fault.note} (not asked again)")
+    health = run.health if belt.provider else None  # Muster's own models never fail
+    if health is not None:
+        fault = health.fault(run.model)
+        if fault is not None:
+            return RunEnd(fault.reason, f"{fault.note} (not asked again)")
+        refusal = health.breaker(run.model).refusal()
+        if refusal is not None:
+            return RunEnd("unavailable", f"model {run.model} not asked: {refusal}")
     run.steps += 1
     turn_started = time.monotonic()
     # Digested before the call: the reply is appended to the same list.
     request = request_digest(run.messages, belt.aliases) if run.on_step is not None else None
     try:
-        reply = await belt.runnable.ainvoke(run.messages)
+        if health is None:
+            reply = await belt.runnable.ainvoke(run.messages)
+        else:
+            async with health.gate(run.model):  # back-pressure: calls in flight per model
+                reply = await belt.runnable.ainvoke(run.messages)
+            health.count(run.model, None, "")
     except asyncio.CancelledError:
         raise
     except Exception as error:
@@ -283,8 +306,9 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
         )
         reason = model_failure(error)
         note = describe(reason, error)
-        if run.health is not None:
-            run.health.record(run.model, reason, note)
+        if health is not None:
+            health.record(run.model, reason, note)
+            health.count(run.model, reason, note)
         return RunEnd(reason, note)
     assert isinstance(reply, AIMessage)
     usage: dict[str, Any] = dict(reply.usage_metadata or {})

@@ -12,10 +12,23 @@ its first (the same memory the hub keeps of a server that is down).
 
 from __future__ import annotations
 
+import asyncio
+import os
 from dataclasses import dataclass, field
 
 from workers.contracts import FailureReason
+from workers.hub.backpressure import BackpressureSettings, Breaker
+from workers.hub.outcomes import CallOutcome
 from workers.model_errors import PERMANENT_PROVIDER_REASONS
+
+TRANSIENT_PROVIDER_REASONS: tuple[FailureReason, ...] = (
+    "unavailable",
+    "provider_unreachable",
+    "model_timeout",
+)
+"""Failed calls that may heal: counted by the model's circuit breaker."""
+DEFAULT_MODEL_IN_FLIGHT = 8
+"""Calls to one provider model at once unless `MUSTER_MODEL_MAX_IN_FLIGHT` says otherwise."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,33 @@ class ModelHealth:
     """Permanent provider faults, by model label (see the module docstring)."""
 
     faults: dict[str, ModelFault] = field(default_factory=dict)
+    settings: BackpressureSettings = field(default_factory=BackpressureSettings.from_env)
+    breakers: dict[str, Breaker] = field(default_factory=dict)
+    """Per provider model, the same circuit breaker the hub keeps per server: after failed
+    calls in a row that may heal (down, unreachable, timed out), the model is not asked
+    for a cooldown, then probed once."""
+    _gates: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+
+    def breaker(self, model: str) -> Breaker:
+        """`model`'s circuit breaker."""
+        if model not in self.breakers:
+            self.breakers[model] = Breaker(self.settings)
+        return self.breakers[model]
+
+    def gate(self, model: str) -> asyncio.Semaphore:
+        """`model`'s in-flight cap (`MUSTER_MODEL_MAX_IN_FLIGHT`, else 8)."""
+        if model not in self._gates:
+            raw = os.environ.get("MUSTER_MODEL_MAX_IN_FLIGHT", "")
+            limit = int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MODEL_IN_FLIGHT
+            self._gates[model] = asyncio.Semaphore(limit)
+        return self._gates[model]
+
+    def count(self, model: str, reason: FailureReason | None, note: str) -> None:
+        """Count one call's outcome on `model`'s breaker (None: it answered)."""
+        if reason is None:
+            self.breaker(model).record(CallOutcome.OK, "")
+        elif reason in TRANSIENT_PROVIDER_REASONS:
+            self.breaker(model).record(CallOutcome.UNAVAILABLE, note)
 
     def fault(self, model: str) -> ModelFault | None:
         """The fault recorded for `model`, if any."""

@@ -133,6 +133,8 @@ class Backpressure:
     settings: BackpressureSettings = field(default_factory=BackpressureSettings.from_env)
     clock: Callable[[], float] = time.monotonic
     breakers: dict[str, Breaker] = field(default_factory=dict)
+    limits: dict[str, int] = field(default_factory=dict)
+    """Per-server in-flight caps from the servers file (`maxInFlight`), over the default."""
     _gates: dict[str, asyncio.Semaphore] = field(default_factory=dict)
 
     def breaker(self, server: str) -> Breaker:
@@ -140,8 +142,14 @@ class Backpressure:
             self.breakers[server] = Breaker(self.settings, self.clock)
         return self.breakers[server]
 
+    def is_open(self, server: str) -> bool:
+        """True while `server`'s circuit refuses calls (a probe is not yet due)."""
+        breaker = self.breakers.get(server)
+        return breaker is not None and breaker.is_open and breaker.clock() < breaker.open_until
+
     def gate(self, server: str) -> asyncio.Semaphore:
         """The server's in-flight cap (created on the running loop at first use)."""
         if server not in self._gates:
-            self._gates[server] = asyncio.Semaphore(self.settings.max_in_flight)
+            limit = self.limits.get(server, self.settings.max_in_flight)
+            self._gates[server] = asyncio.Semaphore(limit)
         return self._gates[server]

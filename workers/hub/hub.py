@@ -127,7 +127,13 @@ class ToolHub:
         }
         self._spare_starts: list[asyncio.Task[None]] = []
         self._in_flight: dict[ServerConnection, int] = {}
-        self.backpressure = Backpressure()
+        self.backpressure = Backpressure(
+            limits={
+                name: cfg.max_in_flight
+                for name, cfg in config.mcp_servers.items()
+                if cfg.max_in_flight is not None
+            }
+        )
         """Each server's circuit breaker and in-flight cap, shared by every ticket."""
         self._closed = False
         self.on_server_start: list[Callable[[str, ServerState], None]] = []

@@ -119,6 +119,9 @@ class _ServerBase(BaseModel):
     """How many sessions the hub keeps to this server (stdio: that many processes). Read
     calls go to the least busy one, so a fan-out is not served one call at a time by one
     process; write tools always use the first (one writer)."""
+    max_in_flight: int | None = Field(default=None, ge=1, le=1024, alias="maxInFlight")
+    """The most calls to this server at once (back-pressure: the rest wait their turn);
+    unset, the hub's default (`MUSTER_SERVER_MAX_IN_FLIGHT`, else 16)."""
 
     @model_validator(mode="after")
     def _not_both(self) -> _ServerBase:
