@@ -31,6 +31,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from checkpoints.audit import EXECUTION
+from graph.action_seal import seal_holds
 from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, load_approvers
 from graph.domains import pack_for_intents, pack_of
 from graph.services import Services, services_for
@@ -198,6 +199,8 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
     digest = approval_digest(action, key)
     config = await asyncio.to_thread(load_approvers)  # a file read; Studio forbids blocking
     services = await services_for(runtime)
+    if not seal_holds(thread, action):
+        return {"actions": [_unsealed(services, action, digest, key)]}
     done = await _done_already(services, action, digest, key)
     if done is not None:
         return {"actions": [done]}
@@ -294,6 +297,34 @@ async def _held_elsewhere(
         status="held",
         result=f"{what} on {on} is {HELD} "
         f"{standing.thread_id} (proposed {since}); nothing new was put to a human",
+    )
+
+
+UNSEALED = "changed after it was proposed"
+"""Marks an action refused because its seal does not hold (`graph.action_seal`)."""
+
+
+def _unsealed(
+    services: Services, action: ProposedAction, digest: str, key: str
+) -> ActionRecord:
+    """The record that refuses an action whose seal does not hold: what the checkpoint
+    holds is not what the worker proposed, so nobody is asked and nothing runs."""
+    services.trace_node("approve", outcome="unsealed", tool=action.tool, digest=digest)
+    now = time.time()
+    return ActionRecord(
+        digest=digest,
+        tool=action.tool,
+        args=action.args,
+        idempotency_key=key,
+        proposed_by=action.proposed_by,
+        decision="rejected",  # not decided by a human: `status` and `result` say why
+        decided_by="muster",
+        decided_at=now,
+        expires_at=now,
+        note=f"refused: the pending action was {UNSEALED} (its seal does not hold)",
+        status="refused",
+        result=f"refused: the pending action was {UNSEALED}; it was not put to a human and "
+        "did not run: check who can write to the checkpoint store",
     )
 
 

@@ -144,6 +144,8 @@ def muster_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MusterEnv:
     monkeypatch.setenv("MUSTER_TRACE_DIR", str(env.trace_dir))
     monkeypatch.setenv("MUSTER_DB", str(env.checkpoint_db))
     monkeypatch.setenv("MUSTER_APPROVAL_SECRET", "test-secret-" + tmp_path.name)
+    # Seals of proposed actions (graph/action_seal.py): this test's key, not the user's.
+    monkeypatch.setenv("MUSTER_SEAL_KEY_FILE", str(tmp_path / "seal.key"))
     monkeypatch.setenv("MUSTER_POLICY_MODE", "healthy")
     return env
 

@@ -158,6 +158,9 @@ class ProposedAction(BaseModel):
     observed_refunded_cents: int | None = None
     """For a refund: the order's refunded total the proposal rests on (its `refund_status`
     observation). `act` re-reads it before executing and refuses when it changed."""
+    seal: str = ""
+    """An HMAC over the thread, tool, arguments and proposer, set when the report enters the
+    state (`graph.action_seal`): `approve` refuses an action whose seal does not hold."""
 
     def digest(self) -> str:
         """What an approval is bound to: the exact tool name and arguments."""

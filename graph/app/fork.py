@@ -44,6 +44,7 @@ from langgraph.types import StateSnapshot
 from pydantic import TypeAdapter, ValidationError
 
 from checkpoints.threads import thread_config
+from graph.action_seal import seal_holds, sealed
 from graph.app.history import FORKED_AT, FORKED_FROM, checkpoint_id
 from graph.approval import approval_digest, idempotency_key
 from graph.state import MusterState
@@ -180,6 +181,8 @@ def plan_fork(
     values.pop("deadline_at", None)
     if values.get("actions"):
         values["actions"] = inherit_actions(values["actions"], source=source, fork=thread_id)
+    if values.get("reports"):
+        values["reports"] = reseal_proposals(values["reports"], source=source, fork=thread_id)
     step = (target.metadata or {}).get("step")
     rerun_ids: tuple[str, ...] = ()
     if reruns:
@@ -247,6 +250,21 @@ def inherit_actions(
             )
         )
     return inherited
+
+
+def reseal_proposals(reports: Sequence[Report], *, source: str, fork: str) -> list[Report]:
+    """The source's reports with each proposed action sealed for the fork's thread
+    (`graph.action_seal`), if its seal held in the source: one that did not (changed in the
+    store) stays as it is, and the fork's `approve` refuses it as the source's would."""
+    resealed = []
+    for report in reports:
+        if report.proposed_actions:
+            actions = [
+                sealed(fork, a) if seal_holds(source, a) else a for a in report.proposed_actions
+            ]
+            report = report.model_copy(update={"proposed_actions": actions})
+        resealed.append(report)
+    return resealed
 
 
 def rerun_packets(values: Mapping[str, Any], refs: Sequence[str]) -> tuple[str, ...]:
