@@ -349,3 +349,32 @@ async def test_a_failing_model_is_not_asked_once_its_circuit_opens(
     skipped = [r for r in values["reports"] if "not asked: circuit open" in r.note]
     assert skipped and all(r.reason == "unavailable" and r.steps_used == 0 for r in skipped)
     assert values["answer"].degraded and values["answer"].needs_human
+
+
+@pytest.mark.integration
+async def test_a_cancelled_packet_cancels_its_model_request(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    """The run is cancelled (as Ctrl-C or a drain cancels it) while the policy model is
+    still 'generating' (its call timeout is a minute away): the provider sees the request
+    closed at once, not after the model finished."""
+    import asyncio
+
+    script = openai_server.script
+    script.plan = PLAN
+    script.workers = WORKERS
+    script.delay_s = {"worker:policy": 60.0}
+    chat = chat_model(openai_server)
+    async with open_runtime(
+        db=muster_env.checkpoint_db, models=lambda worker: chat, planner=make_llm_planner(chat)
+    ) as runtime:
+        run_task = asyncio.create_task(
+            stream_run(runtime, "t-cancelled", {"request": "Order #12333 charged twice"})
+        )
+        arrived = await asyncio.to_thread(script.arrival("worker:policy").wait, 30)
+        assert arrived, "the policy request never reached the provider"
+        run_task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run_task
+        assert await asyncio.to_thread(script.abandonment.wait, 10)
+    assert all(e.abandoned for e in script.of_kind("worker:policy"))
