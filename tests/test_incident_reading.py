@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -77,18 +78,20 @@ def test_clock_times_without_a_date_keep_their_zone(page: str, day: date, expect
 def test_the_page_time_is_not_an_onset_or_a_change_time_and_takes_a_stated_date() -> None:
     from domains.incidents.page_time import read_page_time
 
-    read = read_page_time("search started failing at 13:16 UTC, the 2.21.0 deploy went out "
-                          "at 13:15 UTC; 13:24 UTC now and still failing")
+    read = read_page_time(
+        "search started failing at 13:16 UTC, the 2.21.0 deploy went out "
+        "at 13:15 UTC; 13:24 UTC now and still failing"
+    )
     assert read is not None and read.on(date(2025, 6, 10)) == utc("2025-06-10 13:24")
     assert read_page_time("checkout errors since 14:03 UTC, customers can't pay") is None
     dated = read_page_time("Jun 10, 15:24 CEST: search results broken")
     assert dated is not None and dated.day is None  # a month and day without a year
-    assert plugin.page_time("On 2025-06-10 at 09:40 EDT checkout failed") == utc(
-        "2025-06-10 13:40")
+    assert plugin.page_time("On 2025-06-10 at 09:40 EDT checkout failed") == utc("2025-06-10 13:40")
     # UTC as before (the original queue's headers).
     assert plugin.page_time("2025-06-12T14:07Z checkout 5xx") == utc("2025-06-12 14:07")
-    assert plugin.page_time("[2025-06-12 14:07 UTC] checkout 5xx spiking since about 14:05"
-                            ) == utc("2025-06-12 14:07")
+    assert plugin.page_time("[2025-06-12 14:07 UTC] checkout 5xx spiking since about 14:05") == utc(
+        "2025-06-12 14:07"
+    )
 
 
 def test_a_page_with_no_time_is_never_read_as_now() -> None:
@@ -171,15 +174,31 @@ PAGE_AT = utc("2025-06-09 09:40")
 
 
 def summary(*services: dict[str, Any], until: datetime = PAGE_AT) -> dict[str, Any]:
-    return {"since": iso(until - timedelta(hours=3)), "until": iso(until),
-            "services": list(services)}
+    return {
+        "since": iso(until - timedelta(hours=3)),
+        "until": iso(until),
+        "services": list(services),
+    }
 
 
 def service(name: str, *errors: tuple[str, int, datetime, datetime]) -> dict[str, Any]:
-    return {"service": name, "errors": sum(e[1] for e in errors), "warnings": 0,
-            "top_errors": [{"message": m, "status": 500, "route": "/", "count": n,
-                            "first_seen": iso(first), "last_seen": iso(last),
-                            "versions": ["1.0.0"]} for m, n, first, last in errors]}
+    return {
+        "service": name,
+        "errors": sum(e[1] for e in errors),
+        "warnings": 0,
+        "top_errors": [
+            {
+                "message": m,
+                "status": 500,
+                "route": "/",
+                "count": n,
+                "first_seen": iso(first),
+                "last_seen": iso(last),
+                "versions": ["1.0.0"],
+            }
+            for m, n, first, last in errors
+        ],
+    }
 
 
 def iso(moment: datetime) -> str:
@@ -187,85 +206,152 @@ def iso(moment: datetime) -> str:
 
 
 def noise(name: str, until: datetime = PAGE_AT) -> dict[str, Any]:
-    return service(name, (f"{name} everyday error", 4, until - timedelta(minutes=170),
-                          until - timedelta(minutes=20)))
+    return service(
+        name,
+        (
+            f"{name} everyday error",
+            4,
+            until - timedelta(minutes=170),
+            until - timedelta(minutes=20),
+        ),
+    )
 
 
 def similar(name: str) -> dict[str, Any]:
-    metric = {"current": {"mean": 1.0, "last": 1.0}, "week_before": {"mean": 1.0},
-              "mean_ratio": 1.0, "change": "similar"}
-    return {"service": name, "metrics": [{**metric, "metric": m} for m in (
-        "requests", "latency_p95", "error_rate", "cpu", "db_pool", "memory")]}
+    metric = {
+        "current": {"mean": 1.0, "last": 1.0},
+        "week_before": {"mean": 1.0},
+        "mean_ratio": 1.0,
+        "change": "similar",
+    }
+    return {
+        "service": name,
+        "metrics": [
+            {**metric, "metric": m}
+            for m in ("requests", "latency_p95", "error_rate", "cpu", "db_pool", "memory")
+        ],
+    }
 
 
 def cart_deploy() -> dict[str, Any]:
-    return {"change_id": "dep-cart-20250609-0932", "service": "cart", "kind": "deploy",
-            "at": "2025-06-09T09:32:00Z", "target": "version", "from": "3.7.1",
-            "to": "3.8.0", "author": "l.moreau"}
+    return {
+        "change_id": "dep-cart-20250609-0932",
+        "service": "cart",
+        "kind": "deploy",
+        "at": "2025-06-09T09:32:00Z",
+        "target": "version",
+        "from": "3.7.1",
+        "to": "3.8.0",
+        "author": "l.moreau",
+    }
 
 
 def cart_incident() -> dict[str, Any]:
-    return service("cart", ("KeyError: 'guest_token'", 120, PAGE_AT - timedelta(minutes=7),
-                            PAGE_AT - timedelta(seconds=20)))
+    return service(
+        "cart",
+        (
+            "KeyError: 'guest_token'",
+            120,
+            PAGE_AT - timedelta(minutes=7),
+            PAGE_AT - timedelta(seconds=20),
+        ),
+    )
 
 
 def findings(*, warnings: list[str], errors: dict[str, Any]) -> list[Finding]:
-    lines = [{"ts": iso(PAGE_AT - timedelta(minutes=2)), "service": "shipping", "level": "WARN",
-              "message": m, "version": "1.0.0"} for m in warnings]
+    lines = [
+        {
+            "ts": iso(PAGE_AT - timedelta(minutes=2)),
+            "service": "shipping",
+            "level": "WARN",
+            "message": m,
+            "version": "1.0.0",
+        }
+        for m in warnings
+    ]
     observed = [
         ("logs.error_summary", {"since": "", "until": ""}, errors),
-        ("logs.search_logs", {"service": "shipping", "level": "WARN", "text": "heap"},
-         {"total": 0, "lines": []}),
-        ("logs.search_logs", {"service": "shipping", "level": "WARN"},
-         {"total": len(lines), "lines": lines}),
+        (
+            "logs.search_logs",
+            {"service": "shipping", "level": "WARN", "text": "heap"},
+            {"total": 0, "lines": []},
+        ),
+        (
+            "logs.search_logs",
+            {"service": "shipping", "level": "WARN"},
+            {"total": len(lines), "lines": lines},
+        ),
         ("metrics.compare_week_over_week", {"service": "shipping"}, similar("shipping")),
         ("deploys.list_changes", {"since": ""}, {"changes": [cart_deploy()]}),
     ]
-    return [Finding(id=f"F{i}", tool=tool, call_id=f"c{i}", args=args,
-                    observation=json.dumps(data))
-            for i, (tool, args, data) in enumerate(observed, 1)]
+    return [
+        Finding(id=f"F{i}", tool=tool, call_id=f"c{i}", args=args, observation=json.dumps(data))
+        for i, (tool, args, data) in enumerate(observed, 1)
+    ]
 
 
 def deploys_packet() -> Handoff:
-    return Handoff(id="deploys-3", recipient="deploys", objective="find the change",
-                   inputs={"paged_service": "shipping", "page_time": "2025-06-09T09:40Z"})
+    return Handoff(
+        id="deploys-3",
+        recipient="deploys",
+        objective="find the change",
+        inputs={"paged_service": "shipping", "page_time": "2025-06-09T09:40Z"},
+    )
 
 
 def test_a_healthy_service_paged_during_another_services_incident_gets_no_rollback() -> None:
-    seen = findings(warnings=["slow request: 812ms"],
-                    errors=summary(cart_incident(), noise("shipping")))
+    seen = findings(
+        warnings=["slow request: 812ms"], errors=summary(cart_incident(), noise("shipping"))
+    )
     packet = deploys_packet()
     assert plugin.suggest_rollback(packet, seen) == []
     diag = plugin._diagnose_packet(packet, seen)
     assert diag.category == "false_alarm" and diag.service is None and not diag.rollback
     assert diag.other == "cart"
     assert "dep-cart-20250609-0932" in {cid for cid, _, _ in diag.ruled_out}
-    action = plugin.ProposedAction(tool=plugin.ROLLBACK,
-                                   args={"change_id": "dep-cart-20250609-0932"},
-                                   reason="x", proposed_by="deploys")
+    action = plugin.ProposedAction(
+        tool=plugin.ROLLBACK,
+        args={"change_id": "dep-cart-20250609-0932"},
+        reason="x",
+        proposed_by="deploys",
+    )
     assert plugin.check_rollback(action, packet, seen) is not None  # refused
 
 
 def test_a_paged_service_warning_about_the_failing_one_is_its_victim() -> None:
-    seen = findings(warnings=["cart call failed (500 from cart): showing cached basket"],
-                    errors=summary(cart_incident(), noise("shipping")))
+    seen = findings(
+        warnings=["cart call failed (500 from cart): showing cached basket"],
+        errors=summary(cart_incident(), noise("shipping")),
+    )
     diag = plugin._diagnose_packet(deploys_packet(), seen)
     assert (diag.category, diag.service, diag.change_id) == (
-        "bad_deploy", "cart", "dep-cart-20250609-0932")
+        "bad_deploy",
+        "cart",
+        "dep-cart-20250609-0932",
+    )
     assert any("shipping is affected through cart" in text for text, _ in diag.evidence)
 
 
 def test_an_incident_that_ended_before_the_page_is_not_its_cause() -> None:
-    ended = service("cart", ("KeyError: 'guest_token'", 900, PAGE_AT - timedelta(minutes=120),
-                             PAGE_AT - timedelta(minutes=45)))
+    ended = service(
+        "cart",
+        (
+            "KeyError: 'guest_token'",
+            900,
+            PAGE_AT - timedelta(minutes=120),
+            PAGE_AT - timedelta(minutes=45),
+        ),
+    )
     seen = findings(warnings=["slow request: 812ms"], errors=summary(ended, noise("shipping")))
     diag = plugin._diagnose_packet(deploys_packet(), seen)
     assert diag.category == "false_alarm" and not diag.rollback and diag.other is None
 
 
 def test_http_reason_phrases_name_no_service() -> None:
-    assert triage._named_service("payments call failed: 504 Gateway Timeout from payments",
-                                 "checkout") == "payments"
+    assert (
+        triage._named_service("payments call failed: 504 Gateway Timeout from payments", "checkout")
+        == "payments"
+    )
 
 
 # --- the day of a page without a date -----------------------------------------------------------
@@ -280,8 +366,12 @@ def test_the_day_of_a_page_without_a_date_is_the_one_its_words_and_the_data_fit(
         assert reading.time is not None and reading.dateless
         moments = [reading.time.on(date(2025, 6, d)) for d in (12, 11, 10, 9, 8)]
         summaries = {
-            m: triage.Seen("error_summary", {}, summary(
-                cart_incident() if failing_on == m.date() else noise("cart", m), until=m), "")
+            m: triage.Seen(
+                "error_summary",
+                {},
+                summary(cart_incident() if failing_on == m.date() else noise("cart", m), until=m),
+                "",
+            )
             for m in moments
         }
         candidates = [Day(m) for m in moments]
@@ -292,8 +382,9 @@ def test_the_day_of_a_page_without_a_date_is_the_one_its_words_and_the_data_fit(
     assert days("09:40 UTC cart 500s on POST /cart/items", date(2025, 6, 9), []) == PAGE_AT
     # A release the page names decides it over a failing service on another day.
     named = {**cart_deploy(), "at": "2025-06-10T09:30:00Z", "to": "3.8.1"}
-    assert days("09:40 UTC cart 500s since the 3.8.1 deploy", date(2025, 6, 9),
-                [named]).date() == date(2025, 6, 10)
+    assert days(
+        "09:40 UTC cart 500s since the 3.8.1 deploy", date(2025, 6, 9), [named]
+    ).date() == date(2025, 6, 10)
     # Nothing to go on: the latest such time.
     assert days("09:40 UTC cart alert fired", None, []).date() == date(2025, 6, 12)
 
@@ -313,8 +404,9 @@ async def run_page(env: MusterEnv, page: str) -> tuple[dict[str, Any], Any]:
 async def test_a_page_without_a_date_is_triaged_on_the_day_the_data_fits(
     incident_env: MusterEnv,
 ) -> None:
-    values, snapshot = await run_page(incident_env, "3:30pm EDT basket totals not loading, "
-                                                    "cart errors")
+    values, snapshot = await run_page(
+        incident_env, "3:30pm EDT basket totals not loading, cart errors"
+    )
     assert plugin.assumed_time(values)[0] == utc("2025-06-10 19:30")
     (pending,) = snapshot.interrupts
     assert pending.value["args"] == {"change_id": "cfg-cart-20250610-1905"}
@@ -327,14 +419,23 @@ async def test_a_page_without_a_date_is_triaged_on_the_day_the_data_fits(
 async def test_a_healthy_page_beside_another_services_deploy_proposes_no_rollback(
     incident_env: MusterEnv,
 ) -> None:
-    page = ("[2025-06-11 11:35 CEST] ShippingQuoteLatencyHigh fired, payments is deploying "
-            "something, related?")
+    page = (
+        "[2025-06-11 11:35 CEST] ShippingQuoteLatencyHigh fired, payments is deploying "
+        "something, related?"
+    )
     values, snapshot = await run_page(incident_env, page)
     assert not snapshot.interrupts
-    fields = plugin.score(values, {"category": "false_alarm", "service": None,
-                                   "change_id": None, "actions": [],
-                                   "ruled_out_changes": ["dep-payments-20250611-0930"],
-                                   "assumed_time": "2025-06-11T09:35:00Z"})
+    fields = plugin.score(
+        values,
+        {
+            "category": "false_alarm",
+            "service": None,
+            "change_id": None,
+            "actions": [],
+            "ruled_out_changes": ["dep-payments-20250611-0930"],
+            "assumed_time": "2025-06-11T09:35:00Z",
+        },
+    )
     assert all(ok for ok, _, _ in fields.values()), fields
 
 
@@ -342,8 +443,9 @@ async def test_a_healthy_page_beside_another_services_deploy_proposes_no_rollbac
 async def test_a_page_with_no_time_reads_nothing_and_asks_a_human(
     incident_env: MusterEnv,
 ) -> None:
-    values, snapshot = await run_page(incident_env, "checkout can't place orders, still "
-                                                    "failing for everyone")
+    values, snapshot = await run_page(
+        incident_env, "checkout can't place orders, still failing for everyone"
+    )
     assert not snapshot.interrupts and not values.get("packets")
     assert calls_so_far(incident_env.call_log, server="logs") == 0
     answer = values["answer"]
@@ -356,8 +458,7 @@ async def test_a_page_with_no_time_reads_nothing_and_asks_a_human(
 async def test_a_page_minutes_into_an_incident_never_rules_out_its_cause(
     incident_env: MusterEnv,
 ) -> None:
-    values, _ = await run_page(incident_env, "[2025-06-06 11:33 UTC] payments latency alert "
-                                             "fired")
+    values, _ = await run_page(incident_env, "[2025-06-06 11:33 UTC] payments latency alert fired")
     diag = plugin.diagnose_state(values)
     assert diag.category != "false_alarm"
     assert "cfg-payments-20250606-1130" not in {cid for cid, _, _ in diag.ruled_out}
@@ -374,12 +475,256 @@ def plugin_roster() -> Any:
 
 def state_for(page: str) -> dict[str, Any]:
     reading = plugin.read_request(page)
-    return {"request": page, "intents": list(reading.intents),
-            "unaccounted": list(reading.unaccounted),
-            "packets": plugin.plan(page, plugin_roster()), "reports": []}
+    return {
+        "request": page,
+        "intents": list(reading.intents),
+        "unaccounted": list(reading.unaccounted),
+        "packets": plugin.plan(page, plugin_roster()),
+        "reports": [],
+    }
 
 
 def answer_for(page: str) -> Any:
     from graph.synthesize import compose_answer
 
     return compose_answer(state_for(page))  # type: ignore[arg-type]
+
+
+# --- issue 22: pages read like an on-call engineer reads them -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("page", "service"),
+    [
+        # Another service named first, as context: a deploy, an incident, a restart of its own.
+        ("Payments 7.5.0 is on fire, and CartLatencyP95High just fired once. is the basket ok?",
+         "cart"),
+        ("checkout's 4.13.0 is failing orders; SearchLatencyHigh fired, is search hit as well?",
+         "search"),
+        ("search broke after their 2.21.0 release. ShippingLabelLatency warn - is shipping ok?",
+         "shipping"),
+        ("gateway 504s are everywhere. profile /account p95 alert, is profile itself fine?",
+         "profile"),
+        ("recs pods were restarted by on-call at 09:10; now SearchQueryP95High fired", "search"),
+        ("pricing got restarted at 07:40 (heap), and a CheckoutLatencyP95 warn came in",
+         "checkout"),
+        ("notifications restarted at 04:00 like every day, and the cart error alert blipped",
+         "cart"),
+        ("inventory was bounced at 11:40 for memory; BasketP95 warn at 11:55, connected?", "cart"),
+        ("Is checkout's deploy hurting payments? PaymentsCaptureLatency warn", "payments"),
+        # The cause named first, the victim the page is about.
+        ("payments 7.5.0 went out at 09:30 and checkout confirm has been failing since",
+         "checkout"),
+        # Said to be failing, said to be fine, an alert that is over, a suspect in a guess.
+        ("after the inventory restart, stock levels look fine but checkout is slow", "checkout"),
+        ("payments alert fired earlier and resolved; now checkout confirm is failing",
+         "checkout"),
+        ("shipping deployed 1.17.0 at 16:20; checkout now shows no delivery options", "checkout"),
+        ("checkout: payment step failing for some orders, looks like payments is timing out?",
+         "checkout"),
+        # The first named stays when nothing says otherwise (a victim naming its suspect).
+        ("checkout confirm 504s, 'payments call timed out after 300ms'. payments down?",
+         "checkout"),
+    ],
+)
+def test_the_paged_service_is_the_one_the_alert_or_the_question_is_about(
+    page: str, service: str
+) -> None:
+    from domains.incidents.services import paged_service_of
+
+    assert paged_service_of(page) == service
+    assert plugin.paged_service(page) == service
+
+
+@pytest.mark.parametrize(
+    ("page", "service"),
+    [
+        ("TransactionalMailDeliveryLatency critical", "notifications"),
+        ("HomepageRecoWidgetTimeouts - model server busy", "recommendations"),
+        ("PromoEngineHeapHigh: GC pause warnings", "pricing"),
+        ("EdgeUpstreamTimeoutRatio > 5%", "gateway"),
+        ("GW 5xx ratio above 2%", "gateway"),
+        ("AccountPreferencesWriteErrors firing", "profile"),
+        ("WarehouseSyncLag high", "inventory"),
+        ("[FIRING:2] HighErrorRate service=cart severity=critical", "cart"),
+        ("StockReservationErrors on every order", "inventory"),
+        ("RecommenderMemoryHigh: pods near their limit", "recommendations"),
+        ("AddToBasketSuccessRateLow (severity=page)", "cart"),
+        ("SignInSuccessRateLow fired", "auth"),
+    ],
+)
+def test_alert_names_naming_no_service_map_to_one(page: str, service: str) -> None:
+    assert plugin.paged_service(page) == service
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        ("2025/06/10 21:22 +02:00 GET /cart timing out", "2025-06-10 19:22"),
+        ("Thu Jun 12 10:07:00 EDT 2025 checkout errors", "2025-06-12 14:07"),  # date(1)
+        ("12/06/2025 16:07 CEST checkout errors", "2025-06-12 14:07"),  # day first in Europe
+        ("06/12/2025 10:07 EDT checkout errors", "2025-06-12 14:07"),  # month first in the US
+        ("[12-Jun-2025 14:07 UTC] checkout errors", "2025-06-12 14:07"),
+        ("2025-06-08 18:14 Europe/Berlin: avatar url signing failing", "2025-06-08 16:14"),
+        ("2025-06-11 11:40 +0200 card payments failing", "2025-06-11 09:40"),
+        ("2025-06-12 16:07:00,123 CEST checkout errors", "2025-06-12 14:07"),  # a log's stamp
+        ("2025-06-12 16:07 cest checkout errors", "2025-06-12 14:07"),  # typed in chat
+        ("2025-06-12 10:07 edt checkout errors", "2025-06-12 14:07"),
+        ("startsAt=2025-06-11T17:50:00Z alertname=ProfileAddressesErrors", "2025-06-11 17:50"),
+    ],
+)
+def test_dates_and_zones_written_other_ways_read_to_the_utc_minute(
+    page: str, expected: str
+) -> None:
+    assert plugin.page_time(page) == utc(expected)
+
+
+@pytest.mark.parametrize(
+    ("page", "day", "expected"),
+    [
+        ("0745Z checkout errors", date(2025, 6, 12), "2025-06-12 07:45"),
+        ("1407 UTC checkout errors", date(2025, 6, 12), "2025-06-12 14:07"),
+        ("19h12 UTC gateway 503s", date(2025, 6, 6), "2025-06-06 19:12"),
+        ("14.07 CEST checkout errors", date(2025, 6, 12), "2025-06-12 12:07"),
+        ("checkout 14:07Z errors", date(2025, 6, 12), "2025-06-12 14:07"),
+        ("June 12 at 10:07 a.m. Eastern checkout errors", date(2025, 6, 12), "2025-06-12 14:07"),
+        ("7 June, 12:44 Berlin: search results 503", date(2025, 6, 7), "2025-06-07 10:44"),
+        ("inventory was bounced at 11:40 UTC; BasketP95 warn at 11:55 UTC", date(2025, 6, 12),
+         "2025-06-12 11:55"),  # a restart's time is not the page's
+        ("promotions.max_stack bumped at 14:19 UTC; PriceQuoteLatency blip 14:40 UTC",
+         date(2025, 6, 6), "2025-06-06 14:40"),  # nor a setting's change
+        ("avatars broken (profile cfg at 18:00 CEST); basket alert blipped at 18:30 CEST",
+         date(2025, 6, 8), "2025-06-08 16:30"),  # nor a config's
+        ("checkout shipped 4.12.6 at 8:34am ET, the 9:25am ET alert fired", date(2025, 6, 10),
+         "2025-06-10 13:25"),  # a version's dots end no sentence
+        ("memory climbing since the 6.2.0 rollout yesterday evening, 07:10 EDT",
+         date(2025, 6, 12), "2025-06-12 11:10"),  # a change's clause ends at the comma
+    ],
+)
+def test_more_clock_forms_keep_their_zone(page: str, day: date, expected: str) -> None:
+    from domains.incidents.page_time import read_page_time
+
+    read = read_page_time(page)
+    assert read is not None and read.zone is not None
+    assert read.on(day) == utc(expected)
+
+
+def test_a_zone_no_table_knows_is_never_read_as_utc_and_a_verb_is_no_zone() -> None:
+    from domains.incidents.reading import read_page
+
+    for page in ("2025-06-08 18:14 WAT checkout 5xx", "2025-06-08 18:14 Mars/Olympus checkout"):
+        reading = read_page(page)
+        assert reading.at is None and reading.unknown_zone, page
+        assert any("time zone" in part for part in reading.unaccounted)
+    assert plugin.page_time("2025-06-08 18:14 GET /cart 504") == utc("2025-06-08 18:14")
+    assert plugin.page_time("version 2.10 went out, checkout fine") is None  # no time at all
+
+
+def test_a_weekday_beside_the_time_narrows_the_day_and_one_further_away_does_not() -> None:
+    from domains.incidents.page_day import candidates
+    from domains.incidents.page_time import read_page_time
+    from domains.incidents.reading import read_page
+
+    now = utc("2025-06-12 15:00")
+    text = "Tuesday 04:10 UTC: the cart error alert blipped"
+    (only,) = candidates(read_page(text), text, now)
+    assert only == utc("2025-06-10 04:10")  # the one Tuesday in the data's last week
+    assert len(candidates(read_page("04:10 UTC cart alert"), "04:10 UTC cart alert", now)) == 8
+    later = read_page_time("notifications memory climbing since Thursday, 09:00 UTC now")
+    assert later is not None and later.weekday is None
+
+
+def _day_of(text: str, changes: list[dict[str, Any]],
+            restarts: Sequence[tuple[str, datetime]] = ()) -> date:
+    from domains.incidents.page_day import Day, score_days
+    from domains.incidents.reading import read_page
+
+    reading = read_page(text)
+    assert reading.time is not None and reading.dateless
+    days = [Day(reading.time.on(date(2025, 6, d))) for d in (12, 11, 10, 9, 8)]
+    summaries = {d.at: triage.Seen("error_summary", {}, summary(noise("search", d.at),
+                                                                until=d.at), "") for d in days}
+    score_days(reading, text, days, summaries, changes, None, restarts)
+    return max(days, key=lambda d: (d.score, d.at)).at.date()
+
+
+def test_a_restart_or_a_setting_the_page_names_settles_its_day() -> None:
+    text = "recs pods were restarted by on-call at 09:10 UTC; now SearchQueryP95High at 09:22 UTC"
+    restarts = [("recommendations", utc("2025-06-09 09:10")),
+                ("recommendations", utc("2025-06-10 04:00"))]
+    assert _day_of(text, [], restarts) == date(2025, 6, 9)
+    assert _day_of(text, [], []) == date(2025, 6, 12)  # without it: the latest
+    timeout = {"change_id": "cfg-gateway-20250609-1610", "service": "gateway", "kind": "config",
+               "at": "2025-06-09T16:10:00Z", "target": "upstream.timeout_ms", "from": "5000",
+               "to": "500"}
+    text = "gateway 504s after the timeout change. SearchP95 alert at 16:25 UTC, search fine?"
+    assert _day_of(text, [timeout]) == date(2025, 6, 9)
+
+
+def _observed(paged: str, at: datetime, errors: dict[str, Any],
+              changes: list[dict[str, Any]]) -> tuple[Handoff, list[Finding]]:
+    observed = [
+        ("logs.error_summary", {"since": "", "until": ""}, errors),
+        ("logs.search_logs", {"service": paged, "level": "WARN", "text": "heap"},
+         {"total": 0, "lines": []}),
+        ("logs.search_logs", {"service": paged, "level": "WARN"}, {"total": 0, "lines": []}),
+        ("deploys.list_changes", {"since": ""}, {"changes": changes}),
+    ]
+    packet = Handoff(id="deploys-3", recipient="deploys", objective="find the change",
+                     inputs={"paged_service": paged, "page_time": at.strftime("%Y-%m-%dT%H:%MZ")})
+    return packet, [Finding(id=f"F{i}", tool=tool, call_id=f"c{i}", args=args,
+                            observation=json.dumps(data))
+                    for i, (tool, args, data) in enumerate(observed, 1)]
+
+
+def test_a_victim_minutes_into_its_incident_blames_the_failing_service_not_nothing() -> None:
+    at = utc("2025-06-11 09:34")
+    deploy = {"change_id": "dep-payments-20250611-0930", "service": "payments",
+              "kind": "deploy", "at": "2025-06-11T09:30:00Z", "target": "version",
+              "from": "7.4.2", "to": "7.5.0", "author": "n.ibrahim"}
+    payments = service("payments", ("NullPointerException: ThreeDSecureSession", 15,
+                                    at - timedelta(minutes=3), at - timedelta(seconds=10)))
+    victim = service("checkout", ("payments call failed: 500 from payments", 2,
+                                  at - timedelta(minutes=3), at - timedelta(minutes=1)))
+    packet, seen = _observed("checkout", at, summary(payments, victim, until=at), [deploy])
+    diag = plugin._diagnose_packet(packet, seen)
+    assert (diag.category, diag.service, diag.change_id) == (
+        "bad_deploy", "payments", "dep-payments-20250611-0930")
+    assert [a.args for a in plugin.suggest_rollback(packet, seen)] == [
+        {"change_id": "dep-payments-20250611-0930"}]
+    # An everyday line that names payments but began before payments' trouble: no victim,
+    # and while the cause is unknown payments' fresh deploy is not ruled out either.
+    early = service("checkout", ("payments call failed: 500 from payments", 1,
+                                 at - timedelta(minutes=9), at - timedelta(minutes=9)))
+    packet, seen = _observed("checkout", at, summary(payments, early, until=at), [deploy])
+    diag = plugin._diagnose_packet(packet, seen)
+    assert diag.category == "unknown" and not diag.rollback
+    assert "dep-payments-20250611-0930" not in {cid for cid, _, _ in diag.ruled_out}
+
+
+@pytest.mark.integration
+async def test_through_the_real_path_a_context_service_is_not_the_paged_one(
+    incident_env: MusterEnv,
+) -> None:
+    page = ("[2025-06-11 11:50 CEST] Payments 7.5.0 is on fire (#inc-payments), and "
+            "CartLatencyP95High just fired once. is the basket affected?")
+    values, snapshot = await run_page(incident_env, page)
+    assert not snapshot.interrupts  # payments' deploy is not rolled back for cart's page
+    fields = plugin.score(values, {"category": "false_alarm", "service": None,
+                                   "change_id": None, "actions": [],
+                                   "ruled_out_changes": ["dep-payments-20250611-0930"],
+                                   "assumed_time": "2025-06-11T09:50:00Z"})
+    assert all(ok for ok, _, _ in fields.values()), fields
+
+
+@pytest.mark.integration
+async def test_through_the_real_path_a_victim_three_minutes_in_gets_the_causes_rollback(
+    incident_env: MusterEnv,
+) -> None:
+    page = ("[2025-06-11 09:34 UTC] checkout confirm 502s just started, payments shipped "
+            "7.5.0 a few minutes ago")
+    values, snapshot = await run_page(incident_env, page)
+    (pending,) = snapshot.interrupts
+    assert pending.value["args"] == {"change_id": "dep-payments-20250611-0930"}
+    diag = plugin.diagnose_state(values)
+    assert "dep-payments-20250611-0930" not in {cid for cid, _, _ in diag.ruled_out}

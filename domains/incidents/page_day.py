@@ -7,7 +7,9 @@ min") and the services it is about. Each day that clock time fell on, from the d
 minute back a week, is read once (the error summary of every service over the errors' look-
 back) and scored: a change the page names on that day counts most, then an incident message
 that begins when the page says the trouble began, then the paged service (or another the page
-names) in trouble at that time. The best day wins; on a tie, the latest (a page is about the
+names) in trouble at that time. A change is named by its version, its time or its setting ("the
+timeout change"); a restart by on-call the page names at its time ("recs pods were restarted
+at 09:10") counts as a change does. The best day wins; on a tie, the latest (a page is about the
 recent past); with nothing to go on, the latest. The answer says which day and why.
 
 `resolve_page_day` is the pack's `resolve_facts` (graph/facts.py): the plan leaves such a
@@ -18,6 +20,7 @@ windows of the settled day and resolves the declared facts again for them.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +33,8 @@ from workers.roster import Roster
 
 from .page_time import change_moments, month_day, stated_onset, versions_named
 from .reading import PageReading, read_page
-from .triage import NEW_AFTER, Seen, incident_signals, when
+from .signals import NEW_AFTER, Seen, incident_signals, when
+from .triage import possessive
 from .windows import ERRORS_LOOKBACK, PAGE_DAY, UNDATED, iso, window_inputs
 
 if TYPE_CHECKING:  # the hub loads the MCP SDK, only once a hub runs
@@ -44,6 +48,18 @@ ONSET_SLACK = timedelta(minutes=6)
 CHANGE_SLACK = timedelta(minutes=3)
 NAMED_CHANGE_SPAN = timedelta(hours=24)
 """A release the page names ("the 4.12.5 deploy") is at most this long before the page."""
+SETTING_SPAN = timedelta(hours=3)
+"""A config change the page names by its setting ("after the timeout change") is at most this
+long before the page (the page is about its effects)."""
+CHANGE_WORDS = re.compile(r"\b(?:change[ds]?|config|setting|flag|bump(?:ed)?|move[ds]?|"
+                          r"switch(?:ed)?|tweak(?:ed)?)\b", re.IGNORECASE)
+GENERIC_SETTING_WORDS = frozenset({"max", "min", "size", "enabled", "client", "default"})
+RESTART_WORDS = re.compile(r"\b(?:restart\w*|reboot\w*|bounced)\b", re.IGNORECASE)
+RESTARTS = "logs.search_logs"
+RESTART_SPAN = timedelta(hours=6)
+"""A restart the page names is at most this long before it."""
+RESTARTS_READ = timedelta(days=8)
+"""The longest window the logs server searches."""
 NOW_SPAN = timedelta(minutes=15)
 """What "in trouble at that time" counts: the paged service's errors and warnings in the
 last minutes before the page (an incident that ended earlier that day does not count)."""
@@ -89,7 +105,8 @@ def _data_now(packets: Sequence[Handoff]) -> datetime | None:
 
 def candidates(reading: PageReading, text: str, now: datetime) -> list[datetime]:
     """The page's moment on each local day from the data's latest minute back a week (only
-    the stated month and day, if the page gives one without a year), latest first."""
+    the stated month and day, if the page gives one without a year, or the weekday written
+    beside its time), latest first."""
     assert reading.time is not None
     page = reading.time
     wanted = month_day(text)
@@ -99,15 +116,35 @@ def candidates(reading: PageReading, text: str, now: datetime) -> list[datetime]
         day = local_now - timedelta(days=back)
         if wanted is not None and (day.month, day.day) != wanted:
             continue
+        if page.weekday is not None and day.weekday() != page.weekday:
+            continue
         moment = page.on(day)
         if moment <= now:
             out.append(moment)
     return out
 
 
+def _by_setting(text: str, changes: list[dict[str, Any]], named: set[str]
+                ) -> list[dict[str, Any]]:
+    """Config changes the page names by their setting ("after the timeout change" is
+    `upstream.timeout_ms`, "the session cache move" `session_cache.endpoint`)."""
+    if not CHANGE_WORDS.search(text):
+        return []
+    words = set(re.findall(r"[a-z]{4,}", text.lower()))
+    out = []
+    for change in changes:
+        if change.get("kind") != "config" or (named and change.get("service") not in named):
+            continue
+        target = set(re.split(r"[._\-]+", str(change.get("target") or "").lower()))
+        if (target - GENERIC_SETTING_WORDS) & words:
+            out.append(change)
+    return out
+
+
 def score_days(reading: PageReading, text: str, days: list[Day],
                summaries: dict[datetime, Seen], changes: list[dict[str, Any]],
-               recent: dict[datetime, int] | None = None) -> None:
+               recent: dict[datetime, int] | None = None,
+               restarts: Sequence[tuple[str, datetime]] = ()) -> None:
     """Score each candidate day (see the module docstring); each `why` says what matched."""
     assert reading.time is not None
     page = reading.time
@@ -123,11 +160,22 @@ def score_days(reading: PageReading, text: str, days: list[Day],
         by_moment = [c for c in near for m in moments
                      if abs((when(c.get("at")) or m) - m) <= CHANGE_SLACK
                      and (not named or c.get("service") in named)]
-        if by_version or by_moment:
-            change = (by_version or by_moment)[0]
+        by_setting = [c for c in _by_setting(text, near, named)
+                      if day.at - SETTING_SPAN <= (when(c.get("at")) or day.at)]
+        restarted = [(service, moment) for service, moment in restarts
+                     for m in moments if abs(moment - m) <= CHANGE_SLACK
+                     and day.at - RESTART_SPAN <= moment <= day.at
+                     and (not named or service in named)]
+        if by_version or by_moment or by_setting:
+            change = (by_version or by_moment or by_setting)[0]
             day.score += 4
             reasons.append(f"the page names {change.get('service')}'s change "
                            f"{change.get('change_id')} ({change.get('to')}) of that day")
+        elif restarted:
+            service, moment = restarted[0]
+            day.score += 4
+            reasons.append(f"the page names {possessive(service)} restart by on-call at "
+                           f"{moment:%H:%M} UTC that day")
         summary = summaries.get(day.at)
         if summary is None:
             continue
@@ -187,6 +235,15 @@ async def settle_day(reading: PageReading, text: str, now: datetime, hub: ToolHu
         listed = await _call(hub, CHANGES, {"since": iso(earliest), "until": iso(now),
                                             "limit": 200})
         changes = [c for c in (listed or {}).get("changes") or [] if isinstance(c, dict)]
+        restarts: list[tuple[str, datetime]] = []
+        if RESTART_WORDS.search(text):
+            found = await _call(hub, RESTARTS, {
+                "text": "restarted by on-call", "level": "INFO", "until": iso(now),
+                "since": iso(max(min(moments) - RESTART_SPAN, now - RESTARTS_READ)),
+                "limit": 100})
+            restarts = [(str(line.get("service")), moment)
+                        for line in (found or {}).get("lines") or [] if isinstance(line, dict)
+                        if (moment := when(line.get("ts"))) is not None]
         summaries: dict[datetime, Seen] = {}
         recent: dict[datetime, int] = {}
         for moment in moments:
@@ -200,7 +257,7 @@ async def settle_day(reading: PageReading, text: str, now: datetime, hub: ToolHu
             for service in (counted or {}).get("services") or []:
                 recent[moment] = int(service.get("errors") or 0) + int(
                     service.get("warnings") or 0)
-        score_days(reading, text, days, summaries, changes, recent)
+        score_days(reading, text, days, summaries, changes, recent, restarts)
     best = max(days, key=lambda d: (d.score, d.at))
     if best.score <= 0:
         why = ("nothing in the page or the data singles out a day, so the latest "

@@ -10,7 +10,9 @@ never read as UTC: an abbreviation, an offset (`+02:00`, `UTC+1`, `GMT-4`) or a 
 time`) gives its zone, and only a time with no zone at all is read as UTC (said so in the
 answer). A time without a date keeps `day=None`: the page's date context decides it (a date
 stated elsewhere in the page, else `page_day.py` from the data). A page with no time at all
-reads as None, never as "now".
+reads as None, never as "now". An alert payload's own time key (`startsAt=...`) is the page's
+time; a restart's ("bounced at 11:40") is a change's. Zones are read in `zones.py` (an
+unknown one makes the time unknown), dates and the weekday beside the time in `page_date.py`.
 
 Pure functions, standard library only (datetime, zoneinfo).
 """
@@ -19,76 +21,34 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
-from functools import cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo
 
-# zoneinfo knows regions ("Europe/Berlin"), not abbreviations: the tz database keeps no map
-# from "CEST" to a zone, and abbreviations are ambiguous ("IST" is India, Ireland and Israel;
-# "CST" is US Central and China). So the abbreviations pages use need a table of their own:
-# one naming a season (EDT, CEST, BST, IST...) is that fixed offset, read literally; one
-# naming a region without a season (ET, PT...) is that region's zone, whose offset on the
-# page's date zoneinfo knows (ET in June is EDT).
-FIXED_OFFSETS: dict[str, int] = {
-    "UTC": 0, "GMT": 0, "UT": 0, "Z": 0, "WET": 0,
-    "BST": 60, "WEST": 60, "CET": 60, "CEST": 120, "EET": 120, "EEST": 180, "MSK": 180,
-    "IST": 330,  # India Standard Time, UTC+05:30 (not Irish or Israel time)
-    "SGT": 480, "HKT": 480, "AWST": 480, "JST": 540, "KST": 540, "ACST": 570,
-    "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
-    "EDT": -240, "EST": -300, "CDT": -300, "CST": -360, "MDT": -360, "MST": -420,
-    "PDT": -420, "PST": -480, "AKDT": -480, "AKST": -540, "HST": -600, "BRT": -180,
-}
-"""Abbreviations that name one offset (minutes east of UTC)."""
-REGION_ABBREVIATIONS: dict[str, str] = {
-    "ET": "America/New_York", "CT": "America/Chicago", "MT": "America/Denver",
-    "PT": "America/Los_Angeles",
-}
-"""Abbreviations that name a region whatever the season (zoneinfo gives the offset)."""
-PLACES: dict[str, str] = {
-    "eastern": "America/New_York", "new york": "America/New_York", "ny": "America/New_York",
-    "nyc": "America/New_York", "boston": "America/New_York", "central": "America/Chicago",
-    "mountain": "America/Denver", "pacific": "America/Los_Angeles",
-    "san francisco": "America/Los_Angeles", "sf": "America/Los_Angeles",
-    "seattle": "America/Los_Angeles", "uk": "Europe/London", "india": "Asia/Kolkata",
-    "bangalore": "Asia/Kolkata", "bengaluru": "Asia/Kolkata", "mumbai": "Asia/Kolkata",
-    "delhi": "Asia/Kolkata", "new delhi": "Asia/Kolkata", "pune": "Asia/Kolkata",
-    "hyderabad": "Asia/Kolkata", "chennai": "Asia/Kolkata", "munich": "Europe/Berlin",
-    "frankfurt": "Europe/Berlin", "hamburg": "Europe/Berlin", "cet": "Europe/Berlin",
-    "central european": "Europe/Berlin", "utc": "UTC", "gmt": "UTC",
-}
-"""Places people name a zone by that are not a zoneinfo city ("Berlin" is: Europe/Berlin)."""
-
-MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_ABBREVIATION = "|".join(sorted({*FIXED_OFFSETS, *REGION_ABBREVIATIONS}, key=len, reverse=True))
-_OFFSET = r"(?:UTC|GMT|UT)\s*[+\u2212-]\s*\d{1,2}(?::?\d{2})?"
+from .page_date import month_day as month_day  # re-exported: read from here before page_date
+from .page_date import stated_day, weekday_beside
+from .zones import Zone, zone_after
+from .zones import zone_named as zone_named
 
 ISO = re.compile(
-    r"(?<!\d)(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<h>\d{2}):(?P<m>\d{2})(?::\d{2}(?:\.\d+)?)?"
+    r"(?<!\d)(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<h>\d{2}):(?P<m>\d{2})(?::\d{2}(?:[.,]\d+)?)?"
     r"(?P<off>Z|[+-]\d{2}:?\d{2})?(?![\d:])"
 )
 """A dated time: `2025-06-06T12:24:00-04:00`, `2025-06-12T14:07Z`, `2025-06-10 09:40`."""
 CLOCK = re.compile(
     r"(?<![\w:.\-/])(?:(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::[0-5]\d)?\s?(?P<ampm>[ap]\.?m\.?)?"
-    r"|(?P<h12>1[0-2]|0?[1-9])\s?(?P<ampm12>[ap]\.?m\.?))(?![\w:])",
+    r"|(?P<h12>1[0-2]|0?[1-9])\s?(?P<ampm12>[ap]\.?m\.?)"
+    r"|(?P<hf>[01]?\d|2[0-3])h(?P<mf>[0-5]\d)"
+    r"|(?P<h4>[01]\d|2[0-3])(?P<m4>[0-5]\d)(?=\s?(?:Z|UTC|GMT)\b)"
+    r"|(?P<hd>[01]?\d|2[0-3])\.(?P<md>[0-5]\d)(?=\s?(?-i:[A-Z]{2,5}|UTC[+\u2212-]\d)\b))"
+    r"(?=Z\b|(?![\w:]))",
     re.IGNORECASE,
 )
-"""A clock time: `14:07`, `9:25am`, `2:07 pm`, `9am`."""
-ZONE = re.compile(
-    r"\s?\(?\s?(?:(?P<offset>" + _OFFSET + r"|[+\u2212-]\d{2}:?\d{2}(?!\d))"
-    r"|(?P<abbr>\b(?:" + _ABBREVIATION + r"))\b"
-    r"|(?P<place>[A-Za-z][A-Za-z]+(?:[ _][A-Za-z]+)?)\s+time\b"
-    r"|(?<=\()(?P<inner>[A-Za-z][A-Za-z]+(?:[ _][A-Za-z]+)?)(?=\)))\)?"
-)
-"""A zone right after a time: `EDT`, `(UTC+1)`, `GMT-4`, `+02:00`, `Berlin time`,
-`(Berlin)`."""
-DATE_WORDS = re.compile(
-    rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<m1>{_MONTH})|(?P<m2>{_MONTH})\s+"
-    rf"(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)(?:,?\s+(?P<y>\d{{4}}))?\b",
-    re.IGNORECASE,
-)
-"""A date in words: `June 10`, `10 Jun 2025`, `Jun 10th`."""
-ISO_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+"""A clock time: `14:07`, `9:25am`, `2:07 pm`, `9am`, `14h07`, `0745Z` or `1407 UTC` (four
+digits only with a zone), `14.07 CEST` (a dot only with a zone)."""
+ALERT_KEY = re.compile(
+    r"(?:starts_?at|active_?at|fired_?at|triggered_?at|alert(?:ed)?_?at|timestamp)\W*$",
+    re.IGNORECASE)
+"""An alert payload's own time key (`startsAt=`, `fired_at:`): the page's own time."""
 ONSET_BEFORE = re.compile(
     r"(?:since|start\w*|began|begun|begin\w*|from|onset|first seen|kicked off|jumped|"
     r"spiked|climbing)\W+(?:(?:about|around|approx\w*|roughly|at|~)\W*)*$"
@@ -99,10 +59,13 @@ ONSET_BEFORE = re.compile(
 """Words right before a time that make it the onset, not the page's time."""
 CHANGE_BEFORE = re.compile(
     r"(?:deploy\w*|shipped|ship|releas\w*|pushed|rolled out|rollout|restart\w*|went out|"
-    r"merged|applied|changed|reverted|rolled back)\b[^.;!?]{0,30}$",
+    r"bounced|reboot\w*|recycled|redeploy\w*|bump\w*|flipped|toggled|enabled|disabled|"
+    r"raised|lowered|upgraded|migrated|tweaked|modified|updated|cfg|config\w*|patch\w*|hotfix|"
+    r"merged|applied|changed|reverted|rolled back)\b(?:[^.;!?,]|\.(?=\d)){0,30}$",
     re.IGNORECASE,
 )
-"""Words shortly before a time that make it a change's time."""
+"""Words shortly before a time that make it a change's time (in the same clause: "since the
+6.2.0 rollout yesterday evening, 07:10 EDT" is the page's time)."""
 ONSET_DURATION = re.compile(
     r"\b(?:for(?: the last)?|after|about|over|nearly|almost)?\s*(?P<n>\d+|an?|half an?)\s*"
     r"(?P<unit>m\b|min\w*|h\b|hrs?\b|hours?\b)(?:\s+(?:now|in\b|already))?",
@@ -122,18 +85,6 @@ AGO = re.compile(
 )
 """A change some minutes before the page: "deployed 10 min ago", "6 min after the deploy"."""
 
-
-@dataclass(frozen=True)
-class Zone:
-    """A time zone as a page names it."""
-
-    written: str
-    """As written: `EDT`, `UTC+1`, `Berlin time`, `+02:00`."""
-    tz: tzinfo
-    """Its zone: a fixed offset or a zoneinfo region."""
-
-
-UTC_ZONE = Zone("UTC", UTC)
 
 
 @dataclass(frozen=True)
@@ -170,6 +121,8 @@ class PageTime:
     """The local date (None: the page states none; `page_day` resolves it)."""
     unknown_zone: str = ""
     """A zone named but not known (the time is then not trusted)."""
+    weekday: int | None = None
+    """The weekday written beside the time (0 = Monday), for a page without a date."""
 
     @property
     def tz(self) -> tzinfo:
@@ -198,82 +151,6 @@ class PageTime:
         return f"{local:%H:%M} {name}"
 
 
-@cache
-def _zone_cities() -> dict[str, str]:
-    """zoneinfo's own place names: `berlin` -> Europe/Berlin, `new york` -> America/New_York."""
-    out: dict[str, str] = {}
-    for key in sorted(available_timezones()):
-        if "/" in key and not key.startswith(("Etc/", "SystemV/", "US/")):
-            out.setdefault(key.rsplit("/", 1)[-1].replace("_", " ").lower(), key)
-    return out
-
-
-def zone_named(words: str) -> Zone | None:
-    """The zone a page names: an abbreviation (`EDT`, `ET`), an offset (`UTC+1`, `GMT-04:00`,
-    `+02:00`) or a place (`Berlin`, `New York`, `Eastern`); None when it is none of these."""
-    text = words.strip().strip("()").strip()
-    if not text:
-        return None
-    upper = text.upper()
-    if upper in FIXED_OFFSETS:
-        return Zone(text, timezone(timedelta(minutes=FIXED_OFFSETS[upper])) if
-                    FIXED_OFFSETS[upper] else UTC)
-    if upper in REGION_ABBREVIATIONS:
-        return Zone(text, ZoneInfo(REGION_ABBREVIATIONS[upper]))
-    offset = re.fullmatch(r"(?:UTC|GMT|UT)?\s*([+\u2212-])\s*(\d{1,2})(?::?(\d{2}))?", upper)
-    if offset:
-        sign = -1 if offset.group(1) in "-\u2212" else 1
-        minutes = int(offset.group(2)) * 60 + int(offset.group(3) or 0)
-        if minutes > 14 * 60:
-            return None
-        return Zone(text, timezone(sign * timedelta(minutes=minutes)) if minutes else UTC)
-    place = re.sub(r"\s+time$", "", text, flags=re.IGNORECASE).strip().lower().replace("_", " ")
-    key = PLACES.get(place) or _zone_cities().get(place)
-    if key is None:
-        return None
-    try:
-        return Zone(text, ZoneInfo(key) if key != "UTC" else UTC)
-    except ZoneInfoNotFoundError:
-        return None
-
-
-def _zone_after(text: str, end: int) -> tuple[Zone | None, int, str]:
-    """The zone written right after a time ending at `end`: (zone, new end, unknown name)."""
-    match = ZONE.match(text, end)
-    if match is None:
-        return None, end, ""
-    written = match.group("offset") or match.group("abbr") or match.group("inner") or ""
-    if match.group("place"):
-        written = f"{match.group('place')} time"
-    zone = zone_named(written)
-    if zone is None:
-        return None, end, written if match.group("place") else ""
-    if match.group("place"):
-        zone = Zone(f"{match.group('place')} time", zone.tz)
-    return zone, match.end(), ""
-
-
-def stated_day(text: str) -> tuple[date | None, tuple[int, int] | None]:
-    """The one date a page states besides its times' own: (full date, or (month, day) with no
-    year); (None, None) when it states none or several."""
-    days = {date(int(y), int(m), int(d)) for y, m, d in ISO_DATE.findall(text)
-            if 1 <= int(m) <= 12 and 1 <= int(d) <= 31}
-    month_days: set[tuple[int, int]] = set()
-    for match in DATE_WORDS.finditer(text):
-        month = MONTHS.index(str(match.group("m1") or match.group("m2"))[:3].lower()) + 1
-        day = int(match.group("d1") or match.group("d2"))
-        if not 1 <= day <= 31:
-            continue
-        if match.group("y"):
-            days.add(date(int(match.group("y")), month, day))
-        else:
-            month_days.add((month, day))
-    month_days -= {(d.month, d.day) for d in days}
-    if len(days) == 1 and not month_days:
-        return next(iter(days)), None
-    if not days and len(month_days) == 1:
-        return None, next(iter(month_days))
-    return None, None
 
 
 def time_mentions(text: str) -> list[Mention]:
@@ -289,15 +166,16 @@ def time_mentions(text: str) -> list[Mention]:
         if match.group("off"):
             zone = zone_named(match.group("off"))
         else:
-            zone, end, unknown = _zone_after(text, end)
+            zone, end, unknown = zone_after(text, end)
         mentions.append(Mention(match.start(), end, text[match.start():end].strip(), clock, zone,
                                 day, _kind(text, match.start()), unknown))
         taken.append((match.start(), end))
     for match in CLOCK.finditer(text):
         if any(a <= match.start() < b for a, b in taken):
             continue
-        hour = int(match.group("h") or match.group("h12"))
-        minute = int(match.group("m") or 0)
+        hour = int(next(g for g in (match.group(k) for k in ("h", "h12", "hf", "h4", "hd")) if g))
+        minute = int(match.group("m") or match.group("mf") or match.group("m4")
+                     or match.group("md") or 0)
         ampm = (match.group("ampm") or match.group("ampm12") or "").lower().replace(".", "")
         if ampm and not 1 <= hour <= 12:
             continue
@@ -305,7 +183,7 @@ def time_mentions(text: str) -> list[Mention]:
             hour += 12
         elif ampm == "am" and hour == 12:
             hour = 0
-        zone, end, unknown = _zone_after(text, match.end())
+        zone, end, unknown = zone_after(text, match.end())
         mentions.append(Mention(match.start(), end, text[match.start():end].strip(),
                                 time(hour, minute), zone, None, _kind(text, match.start()),
                                 unknown))
@@ -320,7 +198,9 @@ def _balanced(written: str) -> str:
 
 def _kind(text: str, start: int) -> str:
     before = text[max(0, start - 40):start]
-    before = re.split(r"[.;!?\n|]|\s-\s", before)[-1]
+    before = re.split(r"[;!?\n|]|\.(?!\d)|\s-\s", before)[-1]
+    if ALERT_KEY.search(before):
+        return "page"
     if ONSET_BEFORE.search(before):
         return "onset"
     if CHANGE_BEFORE.search(before):
@@ -343,12 +223,9 @@ def read_page_time(text: str) -> PageTime | None:
     if day is None:
         full, _ = stated_day(text)
         day = full
-    return PageTime(page.written, page.clock, zone, day, page.unknown_zone)
+    return PageTime(page.written, page.clock, zone, day, page.unknown_zone,
+                    weekday_beside(text, page.start, page.end))
 
-
-def month_day(text: str) -> tuple[int, int] | None:
-    """A date the page states without a year (`June 10`), for a page time without a date."""
-    return stated_day(text)[1]
 
 
 def _moment(mention: Mention, page: PageTime, at: datetime) -> datetime:

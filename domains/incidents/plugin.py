@@ -18,6 +18,7 @@ exactly that change; the answer is written from the same diagnosis.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -146,8 +147,8 @@ def _diagnose_packet(packet: Handoff, findings: Sequence[Finding]) -> Diagnosis:
 def suggest_rollback(packet: Handoff, findings: Sequence[Finding]) -> list[ProposedAction]:
     """Roll back the change the diagnosis names as the cause, if there is one."""
     diag = _diagnose_packet(packet, findings)
-    if not diag.rollback or diag.change is None:
-        return []
+    if not diag.rollback or diag.change is None or rolled_back(diag.change):
+        return []  # a change another thread already rolled back is not put to a human
     change = diag.change
     return [
         ProposedAction(
@@ -175,6 +176,32 @@ def check_rollback(
         return f"{action.args['change_id']} is not the change the errors follow ({diag.change_id})"
     return None
 
+
+def rolled_back(change: dict[str, Any]) -> str | None:
+    """How the deploys data says `change` was already rolled back (its rollback's id), or
+    None while it is not."""
+    if change.get("status") != "rolled_back":
+        return None
+    return str(change.get("rolled_back_by") or "a rollback")
+
+
+async def rollback_already_ran(services: Any, action: ProposedAction) -> str | None:
+    """Right before a rollback is put to a human (`BEFORE_ASK`, graph/approval.py): the
+    change read again from the deploys data; why nobody need approve it when another
+    thread already rolled it back, else None."""
+    change_id = str(action.args.get("change_id") or "")
+    tool = "deploys.get_change"
+    read = await services.hub.call(tool, {"change_id": change_id}, [tool])
+    try:
+        data = json.loads(read.text) if read.ok else None
+    except json.JSONDecodeError:
+        data = None
+    ran = rolled_back(data) if isinstance(data, dict) else None
+    return f"{change_id} was already rolled back ({ran})" if ran else None
+
+
+BEFORE_ASK = {ROLLBACK: rollback_already_ran}
+"""A rollback another thread already ran is not put to a human (graph/approval.py)."""
 
 EVAL_DATABASES = ("MUSTER_DEPLOYS_DB",)
 """What an eval's rollbacks write: `muster eval` gives it a fresh file (logs and metrics are
@@ -299,7 +326,13 @@ def compose_answer(state: MusterState) -> Answer:
         record = decisions.get(action.tool + str(sorted(action.args.items())))
         approval = "pending approval"
         says = f"Roll back {action.args.get('change_id')}: {action.reason}."
-        if record is not None and record.status == "held":
+        if record is not None and record.status == "held" and "already done" in record.result:
+            approval = "already done"
+            says = (
+                f"{record.result.split(': ', 1)[-1].split(';', 1)[0]}: nothing to approve; "
+                "check that the errors stop."
+            )
+        elif record is not None and record.status == "held":
             # Another page's rollback of this change already waits for a human (one at a
             # time per change, graph/approval.py): this thread puts nothing new forward.
             approval = record.result.split(" (proposed", 1)[0].split(" is ", 1)[-1]
@@ -323,6 +356,15 @@ def compose_answer(state: MusterState) -> Answer:
                 cites=[diag.change_cite] if diag.change_cite else [],
             )
         )
+    if not steps and diag.rollback and diag.change_id and diag.change is not None and (
+        ran := rolled_back(diag.change)
+    ):
+        steps.append(ResolutionStep(
+            intent=INTENT, kind="instruction",
+            text=f"{diag.change_id} was already rolled back ({ran}): nothing to approve; "
+            "check that the errors stop.",
+            cites=[diag.change_cite] if diag.change_cite else [],
+        ))
     if not steps:
         other = (
             f" {diag.other} has an incident of its own: that is for its own page and owners, "

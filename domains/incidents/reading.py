@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from .page_time import PageTime, read_page_time
-from .triage import SERVICES, services_named
+from .services import SERVICES, paged_service_of, services_named
 
 SNIPPET = 90
 """How much of the page an unaccounted part quotes."""
@@ -23,7 +24,8 @@ class PageReading:
     """A page, as read from its text."""
 
     service: str | None
-    """The service it is about: the first it names (None: it names none)."""
+    """The service it is about: the one its alert or question is about, else the first it
+    names (`services.paged_service_of`; None: it names none)."""
     services: tuple[str, ...]
     """Every service it names, in order."""
     time: PageTime | None
@@ -58,8 +60,10 @@ def _snippet(text: str) -> str:
     return flat if len(flat) <= SNIPPET else flat[: SNIPPET - 1] + "…"
 
 
+@lru_cache(maxsize=256)
 def read_page(request: str) -> PageReading:
-    """The page's service and time, and what could not be told (see `PageReading`)."""
+    """The page's service and time, and what could not be told (see `PageReading`); pure, so
+    the plan, the answer and the scorer share one reading of a page (cached)."""
     services = tuple(services_named(request))
     page_time = read_page_time(request)
     unaccounted: list[str] = []
@@ -79,7 +83,7 @@ def read_page(request: str) -> PageReading:
             "Muster knows, so the page's time is not known"
         )
     return PageReading(
-        service=services[0] if services else None,
+        service=paged_service_of(request) if services else None,
         services=services,
         time=None if page_time is None or page_time.unknown_zone else page_time,
         unaccounted=tuple(unaccounted),

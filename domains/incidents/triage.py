@@ -16,7 +16,9 @@ names. Rules, in order:
    trouble of its own in the same summary (incident messages or heap pressure): a caller
    that gives up on a healthy dependency ("payments call timed out after 300ms", with
    payments quiet) is failing on its own. HTTP reason phrases ("504 Gateway Timeout") name
-   no service.
+   no service. A page a few minutes into a victim's incident counts the paged service's new
+   messages naming a failing service however few they are, when they began right after that
+   service's own trouble did (`signals.young_victim_signals`).
 2. The causal service is reached from the paged one: the paged service itself when it has
    incident messages of its own, else the service its messages or its warnings name
    ("shipping quote failed (500 from shipping)": a victim that degrades without failing),
@@ -41,64 +43,45 @@ names. Rules, in order:
 
 Ruled out: every other change in the two hours before the page, with the reason; while the
 cause is unknown, never a change of the paged or causal service made in the last 15 minutes
-(its errors may not have shown yet).
+(its errors may not have shown yet), nor the change another service's fresh incident follows
+(the paged service may not show it yet).
 
-Pages name services their own way ("sign-in broken", "PaymentAuthLatencyHigh", "basket"):
-`service_named` reads the first service a page names, by name, alert name or on-call
-vocabulary (`ALIASES`).
+The observations and the incident messages in them are read in `signals.py`.
+
+Which service a page is about (by name, alert name or on-call words, and the role each
+mention plays in its sentence) is read in `services.py`.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-SERVICES = (
-    "gateway", "auth", "checkout", "payments", "cart", "search", "inventory", "shipping",
-    "notifications", "recommendations", "pricing", "profile",
+from .services import ALIASES as ALIASES  # re-exported: read from here before services.py
+from .services import SERVICES as SERVICES
+from .services import service_named as service_named
+from .services import services_named as services_named
+from .signals import (
+    HEAP,
+    LIVE_WITHIN,
+    Seen,
+    Signal,
+    incident_signals,
+    when,
+    young_victim_signals,
 )
-"""The services of the bundled incident data (servers/incident_world.py)."""
-ALIASES: dict[str, tuple[str, ...]] = {
-    "gateway": ("api gateway", "api-gateway", "edge proxy", "ingress", "load balancer"),
-    "auth": ("login", "logins", "log in", "log-in", "sign-in", "sign in", "signin", "sign-ins",
-             "sso", "authentication"),
-    "checkout": ("place an order", "placing orders", "order placement"),
-    "payments": ("payment", "card auth", "card authorisation", "card authorisations",
-                 "card authorization", "card authorizations", "card payments", "psp"),
-    "cart": ("basket", "baskets", "add-to-cart", "add to cart"),
-    "search": ("search results", "product search", "results page", "search page",
-               "product listings", "product listing"),
-    "inventory": ("stock", "stock levels", "reservations"),
-    "shipping": ("delivery options", "delivery quotes", "carrier", "shipping quotes"),
-    "notifications": ("emails", "email", "sms", "push notifications", "notification"),
-    "recommendations": ("recs", "recommended", "recommendation"),
-    "pricing": ("prices", "price", "promotions", "discounts"),
-    "profile": ("account page", "account pages", "my account", "addresses", "avatar",
-                "avatars"),
-}
-"""On-call vocabulary for each service ("basket" is cart, "sign-in" is auth)."""
-CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-"""Where an alert name's words meet: `PaymentAuthLatencyHigh` -> Payment Auth Latency High."""
+from .signals import named_service as _named_service
+from .signals import seen_from as seen_from
+
 DEPENDENCY = re.compile(
     r"time(?:d)? ?out|unavailable|refused|unreachable|provider|upstream|failover|"
     r"connection|returned \d{3}|\bdb\b|-db\b|circuit|dns|tls|certificate",
     re.IGNORECASE,
 )
 """Words of a message that blames something the service calls (a database, a provider...)."""
-NEW_AFTER = timedelta(minutes=5)
-MIN_COUNT = 8
-MIN_RATE_PER_MIN = 0.8
-YOUNG = timedelta(minutes=10)
-"""A burst younger than this at the page (a page a few minutes into an incident) needs only
-`YOUNG_MIN_COUNT` lines, at the same rate."""
-YOUNG_MIN_COUNT = 3
-LIVE_WITHIN = timedelta(minutes=15)
-"""A message last logged longer than this before the page has stopped: another, earlier
-incident (already over), not what the page is about."""
 TOO_RECENT = timedelta(minutes=15)
 """A change of the paged service this close to the page is never ruled out while the
 cause is unknown: its errors may not have had time to show."""
@@ -108,36 +91,6 @@ SPIKE_RATIO = 1.5
 SPIKE_NOW_RATIO = 2.0
 """The window's last minute of traffic against the week before's mean that is a spike
 already (a page a few minutes into a surge, before the window's mean moves)."""
-HEAP = re.compile(r"\bheap\b|\bgc pause\b|out of memory", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Seen:
-    """One JSON observation and its citation (`packet/finding`)."""
-
-    tool: str
-    """The tool's short name (`error_summary`)."""
-    args: dict[str, Any]
-    """Its arguments."""
-    data: dict[str, Any]
-    """What it returned."""
-    cite: str
-    """`packet_id/finding_id`."""
-
-
-@dataclass(frozen=True)
-class Signal:
-    """One incident message in one service."""
-
-    service: str
-    message: str
-    status: Any
-    count: int
-    first_seen: datetime
-    versions: tuple[str, ...]
-    cite: str
-    names: str | None
-    """Another service the message names (the one this service is a victim of), if any."""
 
 
 @dataclass
@@ -182,112 +135,10 @@ class Diagnosis:
         )
 
 
-def when(text: Any) -> datetime | None:
-    """A tool's `YYYY-MM-DDTHH:MM:SSZ` as an aware datetime."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-    except ValueError:
-        return None
-
-
 def hhmm(moment: datetime | None) -> str:
     """14:03 (with the date when it is not the page's day: callers add it)."""
     return moment.strftime("%H:%M") if moment else "?"
 
-
-def seen_from(findings: Iterable[tuple[str, Any]]) -> list[Seen]:
-    """`Seen` observations from (cite, finding) pairs; text that is not JSON is skipped."""
-    out: list[Seen] = []
-    for cite, finding in findings:
-        try:
-            data = json.loads(finding.observation)
-        except (json.JSONDecodeError, TypeError):
-            continue
-        if isinstance(data, dict):
-            tool = str(finding.tool).split(".", 1)[-1]
-            out.append(Seen(tool, dict(finding.args), data, cite))
-    return out
-
-
-def _words(text: str) -> str:
-    """The page in lower case with its alert names split into words
-    (`AddToCartErrorBudgetBurn` -> `add to cart error budget burn`)."""
-    return " ".join(CAMEL.sub(" ", token) for token in text.split(" ")).lower()
-
-
-def services_named(text: str) -> list[str]:
-    """Every service a page names, in the order it first names each: by name, by alert name
-    (`CheckoutSuccessRateLow`, `LoginFailuresSpike`) or by on-call vocabulary ("basket",
-    "sign-in", "card auth", "results page"). Where terms overlap, the longest wins ("card
-    auth" is payments, not auth)."""
-    lowered = _words(text)
-    found: list[tuple[int, int, str]] = []
-    for name in SERVICES:
-        for term in (name, *ALIASES.get(name, ())):
-            for match in re.finditer(rf"(?<![\w]){re.escape(term)}(?!\w)", lowered):
-                found.append((match.start(), -len(term), name))
-    found.sort()
-    out: list[str] = []
-    covered_until = -1
-    for start, negative_length, name in found:
-        if start < covered_until:
-            continue  # inside a longer term already read ("auth" in "card auth")
-        covered_until = start - negative_length
-        if name not in out:
-            out.append(name)
-    return out
-
-
-def service_named(text: str) -> str | None:
-    """The service a page is about: the first one it names (`services_named`), else None."""
-    named = services_named(text)
-    return named[0] if named else None
-
-
-REASON_PHRASES = re.compile(r"\b(?:bad gateway|gateway time-?out)\b", re.IGNORECASE)
-"""HTTP reason phrases that contain a service's name without naming it ("504 Gateway Timeout
-from payments" names payments)."""
-
-
-def _named_service(message: str, own: str) -> str | None:
-    """The other service a message names first ("payments call failed: 504 Gateway Timeout
-    from payments" -> payments), or None."""
-    lowered = REASON_PHRASES.sub(" ", message.lower())
-    found = [(m.start(), name) for name in SERVICES if name != own
-             if (m := re.search(rf"\b{name}\b", lowered))]
-    return min(found)[1] if found else None
-
-
-def incident_signals(summary: Seen) -> tuple[list[Signal], list[Signal]]:
-    """(incident messages, heap messages) in an all-services error summary, still being
-    logged at its end (the page's time)."""
-    since, until = when(summary.data.get("since")), when(summary.data.get("until"))
-    signals: list[Signal] = []
-    heap: list[Signal] = []
-    if since is None or until is None:
-        return signals, heap
-    for service in summary.data.get("services") or []:
-        name = str(service.get("service"))
-        for error in service.get("top_errors") or []:
-            first = when(error.get("first_seen"))
-            last = when(error.get("last_seen")) or first
-            if first is None or last is None or last < until - LIVE_WITHIN:
-                continue
-            count = int(error.get("count") or 0)
-            message = str(error.get("message") or "")
-            signal = Signal(
-                name, message, error.get("status"), count, first,
-                tuple(error.get("versions") or ()), summary.cite, _named_service(message, name),
-            )
-            minutes = max(1.0, (until - first).total_seconds() / 60)
-            enough = count >= MIN_COUNT or (until - first <= YOUNG and count >= YOUNG_MIN_COUNT)
-            if HEAP.search(message) and count >= 3:
-                heap.append(signal)
-            elif first >= since + NEW_AFTER and enough and count / minutes >= MIN_RATE_PER_MIN:
-                signals.append(signal)
-    return signals, heap
 
 
 def _search(seen: Sequence[Seen], *, text: str | None = None, level: str | None = None
@@ -441,6 +292,12 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
     troubled = {s.service for s in signals} | {h.service for h in heap}
     signals = [s if s.names is None or s.names in troubled else replace(s, names=None)
                for s in signals]
+    if summary is not None and paged is not None and paged not in {s.service for s in signals}:
+        onsets: dict[str, datetime] = {}
+        for signal in [*signals, *heap]:
+            onsets[signal.service] = min(signal.first_seen, onsets.get(signal.service,
+                                                                        signal.first_seen))
+        signals += young_victim_signals(summary, paged, troubled, onsets)
     by_service: dict[str, list[Signal]] = {}
     for signal in signals:
         by_service.setdefault(signal.service, []).append(signal)
@@ -644,8 +501,9 @@ def diagnose(seen: Sequence[Seen], *, paged: str | None, at: datetime | None) ->
             if moment is None or moment < until - RULED_OUT_SPAN or change is diag.change:
                 continue
             owner = change.get("service")
-            if diag.category == "unknown" and owner in (paged, causal) and (
-                    moment >= until - TOO_RECENT or owner == causal):
+            if diag.category == "unknown" and (owner in (paged, causal) and (
+                    moment >= until - TOO_RECENT or owner == causal)
+                    or change is diag.other_change):
                 diag.unknown.append(
                     f"whether {change.get('change_id')} is involved: the cause is not known yet "
                     "and it is too close to rule out")
