@@ -40,11 +40,13 @@ test: lint typecheck pytest ## ruff, mypy and the whole test suite
 test-fast: $(STAMP) ## fast unit tier only: no real MCP servers, no slow tests (make test runs all)
 	$(VENV)/bin/pytest -m "not slow and not integration"
 
-eval: $(STAMP) ## score the readers on every split of both packs' corpora (the test splits: scores only)
+eval: $(STAMP) ## score the readers on every split of both packs' corpora (the test splits: scores only), then whole threads (--lifecycle)
 	for split in train dev test; do $(VENV)/bin/muster eval --split $$split --no-misses || exit 1; done
 	$(VENV)/bin/muster eval domains/support/dev_b/tickets.jsonl --no-misses
 	for split in train dev test; do \
 		$(VENV)/bin/muster eval --domain incidents --split $$split --no-misses || exit 1; done
+	$(VENV)/bin/muster eval --lifecycle --check  # whole threads: final answer and data
+	$(VENV)/bin/muster eval --lifecycle --domain incidents --check
 
 bench: $(STAMP) ## benchmarks (never run as tests); results go in the README
 	$(PY) bench/hub_latency.py

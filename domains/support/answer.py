@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph.approval import proposals_once
+from graph.reply_guard import guard_reply
 from graph.state import ESCALATION_WORKER, MusterState, current_reports, latest_actions
 from graph.synthesize import (
     AnswerLabels,
@@ -170,6 +171,15 @@ def compose_answer(state: MusterState) -> Answer:
     customer = next(iter(resolver.facts.orders.values()), None)
     greeting = f"Hello {customer.data.get('customer')}," if customer else "Hello,"
     reply = "\n\n".join([greeting, *resolution.reply, "Kind regards,\nCustomer Support"])
+    # The whole draft passes the reply guard too: tool text that reached it another way (an
+    # order's item name, a customer's name) is dropped and named like an article's.
+    guarded = guard_reply(reply)
+    reply = guarded.text
+    kept_out = resolution.kept_out + [
+        f"the draft: «{sentence[:160]}»" for sentence in guarded.dropped
+    ]
+    resolution.open_questions += [f"Kept out of the customer reply: {k}" for k in kept_out]
+    needs_human = needs_human or bool(kept_out)
     answer = Answer(
         text="",
         status=status,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph.reply_guard import unfit
 from workers.contracts import Claim, ResolutionStep
 
 from .facts_read import Cited, TicketFacts, money
@@ -28,16 +29,6 @@ AGENT_INSTRUCTION = re.compile(
     r"If not, send|Beyond that)\b"
 )
 """A KB sentence addressed to the agent, not the customer."""
-UNFIT_FOR_A_REPLY = re.compile(
-    r"(?i)\b(?:ignore (?:all |any )?(?:previous|prior|above|earlier)"
-    r" (?:instructions|messages|rules)"
-    r"|disregard (?:all|any|the|previous)|system (?:note|prompt|message)|you are now|as an ai"
-    r"|(?:approve|issue|grant) (?:a |the |an )?(?:full )?refund|refund (?:order|orders) #?\d+"
-    r"|wire (?:the|a) (?:money|payment)|send (?:us )?(?:the )?gift card codes?)\b"
-    r"|https?://|www\.|<[^>]{1,80}>|\[[^\]]{0,80}\]\([^)]{0,200}\)"
-)
-"""A sentence of tool text that must not reach a customer as it stands: instructions to
-whoever reads it (a prompt injection planted in an article), links or markup."""
 DEFECT_WINDOW_DAYS = 14
 """POL-RET-002: damaged or defective items may be returned within 14 days of delivery."""
 RETURN_WINDOW_DAYS = 30
@@ -90,7 +81,10 @@ class Resolution:
     reply: list[str] = field(default_factory=list)
     open_questions: list[str] = field(default_factory=list)
     flagged_articles: list[str] = field(default_factory=list)
-    """Articles whose text was kept out of the reply (`UNFIT_FOR_A_REPLY`): a person checks."""
+    """Articles whose text was kept out of the reply (`graph.reply_guard.unfit`: instructions,
+    links, markup): a person checks."""
+    kept_out: list[str] = field(default_factory=list)
+    """Each sentence kept out of the reply, with where it came from (`KB-201: «…»`)."""
 
 
 def _duplicate_refund(status: dict[str, Any]) -> dict[str, Any] | None:
@@ -244,6 +238,7 @@ class Resolver(RoutedResolutions):
             )
         for intent in self.intents:
             self.resolve_intent(intent, order)
+        self.resolve_other_orders(order)
         if self.unknown_orders and self.intents and not any(
             s.kind == "open" for s in self.out.steps
         ):
@@ -256,6 +251,30 @@ class Resolver(RoutedResolutions):
             )
             self.say(f"We could not find an order with the number {numbers}. Could you check it?")
         return self.out
+
+    def resolve_other_orders(self, first: Cited | None) -> None:
+        """A ticket about several orders ("cancel 12364 and 12374") has a proposal on each:
+        every other order with a proposal no step shows yet is resolved too, so the answer
+        names each action once, with its own state and its own line in the reply. What an
+        intent says about an order with no action of its own is left to the first order's
+        steps (it would repeat them)."""
+        shown_orders = {str(first.data.get("order_id"))} if first is not None else set()
+        for proposal in self.proposals:
+            oid = str(proposal.action.args.get("order_id") or "")
+            other = self.facts.orders.get(oid)
+            if other is None or oid in shown_orders or proposal.action.digest() in self.shown:
+                continue
+            shown_orders.add(oid)
+            marks = (len(self.out.steps), len(self.out.reply), len(self.out.summary))
+            questions = list(self.out.open_questions)
+            self.describe_order(other)
+            for intent in self.intents:
+                self.resolve_intent(intent, other)
+            added = self.out.steps[marks[0]:]
+            if not any(s.kind == "action" for s in added):  # nothing of its own: as before
+                del self.out.steps[marks[0]:], self.out.reply[marks[1]:]
+                del self.out.summary[marks[2]:]
+                self.out.open_questions[:] = questions
 
     def resolve_intent(self, intent: str, order: Cited | None) -> None:
         spec = BY_NAME.get(intent)
@@ -553,11 +572,13 @@ class Resolver(RoutedResolutions):
         oid, status = str(order.data.get("order_id")), str(order.data.get("status"))
         proposal = self.proposal("orders.cancel_order", oid)
         if proposal is not None:
+            # After the action the order is read again: it is cancelled now, by this action.
+            why = "it had not shipped" if proposal.done else f"it has not shipped ({status})"
             self.action_step(
                 intent,
                 proposal,
-                f"Cancel order {oid}: it has not shipped ({status}), so it is cancelled free "
-                f"of charge and the authorisation is released ({policy.data.get('policy_id')}).",
+                f"Cancel order {oid}: {why}, so it is cancelled free of charge and the "
+                f"authorisation is released ({policy.data.get('policy_id')}).",
                 order.cite,
                 policy.cite,
             )
@@ -571,6 +592,8 @@ class Resolver(RoutedResolutions):
                     f"Order {oid} has not shipped yet, so we are cancelling it free of charge; "
                     "the payment authorisation is released in full."
                 )
+            elif proposal.status == "rejected":  # the person who decided has read the ticket
+                self.say(f"After reviewing it, we are not cancelling order {oid}.")
             else:
                 self.say(
                     f"About cancelling order {oid}: a member of our team is looking into it "
@@ -781,28 +804,46 @@ class Resolver(RoutedResolutions):
         self.say("Thank you for letting us know. We are glad it is sorted.")
 
     def kb_quote(self, article_id: str) -> str:
-        """The article's customer-facing wording, quoted with its title."""
+        """The article's customer-facing wording, quoted with its id and title."""
         cited = self.facts.articles.get(article_id)
         if cited is None:
             return ""
-        wording = self.article_sentence(article_id, 10)
-        return f'From our help centre, "{cited.data.get("title")}": {wording}'
+        wording = self.article_wording(article_id, 10)
+        if not wording:
+            return ""
+        return f'From our help article {article_id}, "{cited.data.get("title")}": “{wording}”'
 
     def article_sentence(self, article_id: str, sentences: int) -> str:
+        """Up to `sentences` of the article's customer-facing sentences, as quoted text
+        (`From our help article KB-202: “…”`): what a tool said is marked as the tool's
+        words in the reply, never passed off as ours."""
+        wording = self.article_wording(article_id, sentences)
+        return f"From our help article {article_id}: “{wording}”" if wording else ""
+
+    def article_wording(self, article_id: str, sentences: int) -> str:
         """Up to `sentences` of the article's customer-facing sentences: the ones that tell
-        an agent what to do ("Offer a replacement", "Escalate to …") stay out of a reply."""
+        an agent what to do ("Offer a replacement", "Escalate to …") stay out of a reply, and
+        so does any sentence unfit for a customer (`graph.reply_guard`: instructions to
+        whoever reads it, links, markup), which is named for a person to check."""
         body = self.article(article_id)
         if not body:
             return ""
         parts = [p.strip().rstrip(".") for p in re.split(r"(?<=\.)\s+", body) if p.strip()]
         facing = [p for p in parts if not AGENT_INSTRUCTION.match(p)]
-        fit = [p for p in facing if not UNFIT_FOR_A_REPLY.search(p)]
-        if len(fit) < len(facing):
-            flag = (
-                f"{article_id} carries text unfit for a customer reply (instructions, links "
-                "or markup): it was left out of the draft; a human should check the article."
-            )
-            if article_id not in self.out.flagged_articles:
-                self.out.flagged_articles.append(article_id)
-                self.out.open_questions.append(flag)
+        fit = [p for p in facing if not unfit(p)]
+        for sentence in (p for p in facing if unfit(p)):
+            self.keep_out(article_id, sentence)
         return " ".join(f"{p}." for p in fit[:sentences])
+
+    def keep_out(self, source: str, sentence: str) -> None:
+        """Name a sentence of tool text kept out of the reply; the article (or source) is
+        flagged once, with an open question a person answers."""
+        shown = f"{source}: «{sentence.strip()[:160]}»"
+        if shown not in self.out.kept_out:
+            self.out.kept_out.append(shown)
+        if source not in self.out.flagged_articles:
+            self.out.flagged_articles.append(source)
+            self.out.open_questions.append(
+                f"{source} carries text unfit for a customer reply (instructions, links or "
+                "markup): it was left out of the draft; a human should check it."
+            )

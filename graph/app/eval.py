@@ -16,6 +16,10 @@ The scoring is pydantic-evals (`graph.app.eval_dataset`); it is imported only wh
 runs, because it brings pydantic-ai along and adds seconds to every other `muster` command.
 The run is isolated: one runtime over a temporary checkpoint store and orders database.
 
+`muster eval --lifecycle [DATASET]` drives each case of a lifecycle file (default: the pack's
+`lifecycle/cases.jsonl`) to its end, answering its stops as labelled, and scores the final
+answer and the servers' final data (`graph.app.eval_lifecycle`).
+
 Exit code: 0 for a finished eval; with `--check`, 1 if any target is missed; 2 for a bad
 dataset or bad options.
 """
@@ -127,6 +131,43 @@ async def _cmd_domain_eval(
     return TARGETS_MISSED if args.check and not targets_met(results, targets) else 0
 
 
+async def _cmd_lifecycle_eval(args: argparse.Namespace, pack: DomainPack) -> int:
+    """`muster eval --lifecycle [DATASET]`: every case driven to its end and scored on its
+    final answer and the servers' final data (graph/app/eval_lifecycle.py)."""
+    from graph.app.eval_lifecycle import (
+        default_lifecycle_file,
+        evaluate_lifecycle,
+        lifecycle_json,
+        load_lifecycle_cases,
+        print_lifecycle,
+        targets_met,
+    )
+
+    if getattr(args, "split", None) is not None:
+        raise ConfigError("--lifecycle scores a lifecycle file, not a split")
+    if args.concurrency > MAX_CONCURRENCY:
+        raise ConfigError(f"--concurrency must be at most {MAX_CONCURRENCY}")
+    given = str(args.dataset or "")
+    path = await asyncio.to_thread(
+        lambda: Path(given).expanduser() if given else default_lifecycle_file(pack)
+    )
+    json_out = _json_path(args.json, path)
+    cases = await asyncio.to_thread(load_lifecycle_cases, path)
+    run = MusterOptions.from_args(args)
+    started = time.monotonic()
+    print(f"muster eval --lifecycle {path}: {len(cases)} cases", file=sys.stderr)
+    results = await evaluate_lifecycle(
+        pack, cases, run, concurrency=args.concurrency, progress=sys.stderr
+    )
+    print(f"muster eval --lifecycle {path}: {len(results)} cases, "
+          f"{time.monotonic() - started:.1f} s\n")
+    print_lifecycle(results, sys.stdout, show_misses=not getattr(args, "no_misses", False))
+    if json_out is not None:
+        await asyncio.to_thread(json_out.write_text, lifecycle_json(results), encoding="utf-8")
+        print(f"\nresults written to {json_out}")
+    return TARGETS_MISSED if args.check and not targets_met(results) else 0
+
+
 FROZEN_SPLIT = "test"
 """The split whose tickets are scored and never shown: no table of misses for it."""
 
@@ -144,9 +185,11 @@ def split_dataset(pack: DomainPack, split: str) -> Path:
 
 
 async def cmd_eval(args: argparse.Namespace) -> int:
-    """`muster eval [DATASET | --split NAME] [--domain D] [--model M] [--planner P] [--json
-    FILE] [--check] [--no-misses]`."""
+    """`muster eval [DATASET | --split NAME] [--lifecycle] [--domain D] [--model M] [--planner
+    P] [--json FILE] [--check] [--no-misses]`."""
     pack = load_domain(getattr(args, "domain", None))
+    if getattr(args, "lifecycle", False):
+        return await _cmd_lifecycle_eval(args, pack)
     split = getattr(args, "split", None)
     if split is not None:
         if args.dataset:

@@ -259,6 +259,14 @@ def add_eval_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         action="store_true",
         help="print the scores without the table of misses",
     )
+    parser.add_argument(
+        "--lifecycle",
+        action="store_true",
+        help="drive each case of DATASET (default: the pack's lifecycle/cases.jsonl) to its "
+        "end, answering its stops as labelled (approve or reject each action, the "
+        "clarification replies), and score the final answer and the servers' final data "
+        "(LABELS.md: Lifecycle cases)",
+    )
 
 
 def add_show_parser(
