@@ -34,6 +34,7 @@ from checkpoints.audit import EXECUTION
 from graph.action_seal import seal_holds
 from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, load_approvers
 from graph.domains import pack_for_intents, pack_of
+from graph.kill_switch import paused
 from graph.services import Services, services_for
 from graph.state import MusterState, current_reports, latest_actions
 from graph.trace import record_call
@@ -443,9 +444,14 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
     secret = secret_from_env() or ""
     done = []
     effects: list[Finding] = []
-    for record in latest_actions(state).values():
-        if record.status != "approved":
-            continue
+    approved = [r for r in latest_actions(state).values() if r.status == "approved"]
+    # The kill switch (graph/kill_switch.py), read before any side effect: while paused the
+    # thread waits here with its approvals intact; on resume the node runs again from the
+    # top and reads the switch again.
+    while approved and (stop := await paused(services.audit)) is not None:
+        services.trace_node("act", outcome="paused", by=stop.by)
+        interrupt({"kind": "paused", "by": stop.by, "since": stop.since, "reason": stop.line()})
+    for record in approved:
         _inject_fault("kill-before-action")
         check: BeforeExecute | None = pack_of(services.roster).before_execute(record.tool)
         stale = await check(services, state, thread, record) if check is not None else None

@@ -40,6 +40,7 @@ STARTING = {
     "resume": f"muster resume {{thread}}: {LOADING}",
     "approve": f"muster approve {{thread}}: {LOADING}",
     "clarify": f"muster clarify {{thread}}: {LOADING}",
+    "cancel": f"muster cancel {{thread}}: {LOADING}",
     "batch": f"muster batch {{tickets}}: {LOADING}",
     "eval": f"muster eval {{dataset}}: {LOADING}",
     "fork": f"muster fork {{thread}}: {LOADING}",
@@ -114,6 +115,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     clarify.add_argument("thread")
     clarify.add_argument("answer")
+    pause = commands.add_parser(
+        "pause", parents=[common], help="stop every approved action from running (kill switch)"
+    )
+    resume_all = commands.add_parser(
+        "resume-all", parents=[common], help="let approved actions run again after `pause`"
+    )
+    cancel = commands.add_parser(
+        "cancel", parents=[common, running], help="end a thread cleanly: nothing more runs"
+    )
+    cancel.add_argument("thread")
+    for control in (pause, resume_all, cancel):
+        control.add_argument("--by", help="who: a name in the approvers file (default: you)")
+        control.add_argument("--reason", help="why, for the audit log and the answer")
     add_batch_parser(commands, [common, running])
     add_eval_parser(commands)
     add_fleet_commands(commands, common)

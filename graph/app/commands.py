@@ -191,16 +191,25 @@ async def cmd_resume(args: argparse.Namespace) -> int:
             if status == "done":
                 print(f"thread {args.thread} is already done; nothing to resume", file=out)
                 return emit_result(args, args.thread, dict(snapshot.values), waiting=False)
-            if status == "interrupted":
+            only_paused = bool(snapshot.interrupts) and all(
+                isinstance(i.value, dict) and i.value.get("kind") == "paused"
+                for i in snapshot.interrupts
+            )
+            if status == "interrupted" and not only_paused:
                 print(f"thread {args.thread} waits for a human", file=out)
                 interrupts = [i.value for i in snapshot.interrupts]
                 return emit_result(args, args.thread, dict(snapshot.values), True, interrupts)
+        # A thread waiting on the kill switch resumes its `paused` interrupts: `act` then
+        # reads the switch again (graph/kill_switch.py) and waits again if still paused.
+        payload: Command | None = (
+            Command(resume={i.id: "resume" for i in snapshot.interrupts}) if only_paused else None
+        )
         started = time.monotonic()
         async with open_runtime(options, must_exist=True) as runtime:
             progress = Progress(out, runtime.services.hub)
             progress.line(servers_line(runtime, started))
             progress.line(f"resuming thread {args.thread} ({status})")
-            return await _finish(args, runtime, args.thread, None, progress)
+            return await _finish(args, runtime, args.thread, payload, progress)
 
 
 async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> int:
@@ -433,6 +442,9 @@ def _loaded_when_run(module: str, name: str) -> RunCommand:
 cmd_batch = _loaded_when_run("graph.app.batch", "cmd_batch")
 cmd_eval = _loaded_when_run("graph.app.eval", "cmd_eval")
 cmd_replay = _loaded_when_run("graph.app.replay", "cmd_replay")
+cmd_pause = _loaded_when_run("graph.app.control", "cmd_pause")
+cmd_resume_all = _loaded_when_run("graph.app.control", "cmd_resume_all")
+cmd_cancel = _loaded_when_run("graph.app.control", "cmd_cancel")
 
 COMMANDS = {
     "run": cmd_run,
@@ -446,4 +458,7 @@ COMMANDS = {
     "batch": cmd_batch,
     "eval": cmd_eval,
     "replay": cmd_replay,
+    "pause": cmd_pause,
+    "resume-all": cmd_resume_all,
+    "cancel": cmd_cancel,
 }

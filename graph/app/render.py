@@ -303,7 +303,8 @@ def print_result(
         print(f"\nthread: {thread_id}")
         return
     print(f"\nthread: {thread_id} (details: {carried.command('show', thread_id, run=False)})")
-    for line in waiting_lines(thread_id, pending, questions, carried):
+    stops = [i for i in interrupts if isinstance(i, dict) and i.get("kind") == "paused"]
+    for line in waiting_lines(thread_id, pending, questions, carried, paused=stops):
         _say(line)
 
 
@@ -327,10 +328,19 @@ def waiting_lines(
     approvals: Sequence[dict[str, Any]],
     questions: Sequence[dict[str, Any]],
     carried: Carried = NOTHING,
+    *,
+    paused: Sequence[dict[str, Any]] = (),
 ) -> list[str]:
     """One line per thing a paused thread waits for: what it is, and the command that
-    answers it as it can be pasted (`--digest` binds an approval to what was shown)."""
+    answers it as it can be pasted (`--digest` binds an approval to what was shown); a
+    thread held by the kill switch (`paused`) says so and how it continues."""
     lines = []
+    for stop in paused[:1]:
+        resume = carried.command("resume", thread_id)
+        lines.append(
+            f"waiting: {stop.get('reason')}; approved actions run after `muster resume-all`, "
+            f"then: {resume}"
+        )
     for ask in approvals:
         by, who = approver_words(ask)
         command = carried.command("approve", thread_id, "--digest", str(ask["digest"])[:12], *by)
