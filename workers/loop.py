@@ -7,14 +7,14 @@ graph, so a stuck worker is cancelled by LangGraph itself.
 
 `run_worker` only sequences small steps. They share one `WorkerRun` (the run's mutable
 state), and each step that can end the run says so by returning a `RunEnd` value, which
-`_report` turns into the `Report`.
+`_report` turns into the `Report`. What the model is offered (the tool belt, bound once per
+model and tool set) is `workers.tool_belt`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
-from langchain_core.runnables import Runnable
 
 from workers.contracts import (
     FailureReason,
@@ -37,83 +36,26 @@ from workers.contracts import (
 from workers.control_tools import (
     CONTROL_TOOL_NAMES,
     ControlStop,
-    control_tool_schemas,
     read_control_call,
 )
 from workers.hub import CallOutcome, ToolCallResult
 from workers.model_errors import describe, model_failure
 from workers.model_health import ModelHealth
-from workers.models import model_label, recorded_reply, request_digest, writes_prose
+from workers.models import model_label, recorded_reply, request_digest
 from workers.packet_prompt import render_packet
 from workers.proposals import review_proposals
 from workers.roster import WorkerSpec
 from workers.text_tool_calls import tool_calls_in_text
-from workers.tool_names import alias_map, to_model_name
+from workers.tool_belt import RunEnd, ToolBelt, offer_tools
 
 if TYPE_CHECKING:  # the hub loads the MCP SDK, only once a hub runs
-    from workers.hub import ToolHub, ToolSpec
+    from workers.hub import ToolHub
 
 LOOP_REPEATS = 3
 """The same call with the same arguments this many times is a loop."""
 
 StepListener = Callable[[dict[str, Any]], Awaitable[None]]
 """Receives one event per worker step (model turn or tool call), for tracing and progress."""
-
-
-# Keyed by id(model) (chat models are unhashable pydantic objects), with a weak reference
-# to tell a live model from a new one that reuses a dead one's id.
-_BOUND: dict[int, tuple[weakref.ref[BaseChatModel], dict[tuple[Any, ...], Runnable[Any, Any]]]] = {}
-
-
-def _bound(
-    model: BaseChatModel, specs: tuple[ToolSpec, ...], control: tuple[dict[str, Any], ...]
-) -> Runnable[Any, Any]:
-    """`model` bound to these tools, built once per model and tool set: `bind_tools` costs
-    about half a millisecond per call, and every dispatch of a worker offers the same set."""
-    entry = _BOUND.get(id(model))
-    if entry is None or entry[0]() is not model:
-        entry = _BOUND[id(model)] = (weakref.ref(model), {})
-    per_model = entry[1]
-    # Specs hold dicts (unhashable); the hub keeps one spec object per catalogued tool, and a
-    # re-registered tool gets a new object, so identity marks a definition here.
-    key = (tuple((s.name, id(s)) for s in specs), tuple(c["function"]["name"] for c in control))
-    if key not in per_model:
-        schemas = [
-            {
-                "type": "function",
-                "function": {
-                    "name": to_model_name(s.name),
-                    "description": s.description,
-                    "parameters": s.input_schema,
-                },
-            }
-            for s in specs
-        ]
-        per_model[key] = model.bind_tools([*schemas, *control])
-    return per_model[key]
-
-
-@dataclass(frozen=True)
-class RunEnd:
-    """How a run ended, as a value: steps return it instead of building reports themselves."""
-
-    reason: FailureReason | None
-    """None for a success; otherwise the report's failure reason."""
-    note: str
-    """The final answer, or what went wrong."""
-
-
-@dataclass(frozen=True)
-class ToolBelt:
-    """What the model is offered for one run, and how its calls map back to exact names."""
-
-    runnable: Runnable[Any, Any]
-    """The model bound to the allowed tools (under their aliases) and the control tools."""
-    aliases: dict[str, str]
-    """Provider-safe alias → exact name, for every offered tool."""
-    provider: bool = False
-    """True for a provider's model (not Muster's offline or scripted ones): only its calls
-    go through the runtime's model health (faults, breaker, in-flight cap)."""
 
 
 @dataclass
@@ -195,7 +137,7 @@ async def run_worker(
     provider already refused for good (a bad key, no quota, an unknown model) is not asked
     again: the run ends at once with that reason."""
     started = time.monotonic()
-    belt = await _offer_tools(packet, spec=spec, hub=hub, model=model)
+    belt = await offer_tools(packet, spec=spec, hub=hub, model=model)
     if isinstance(belt, RunEnd):
         return _report_without_tools(packet, belt)
     run = WorkerRun.start(packet, spec=spec, on_step=on_step, started=started)
@@ -204,39 +146,6 @@ async def run_worker(
     while end is None:
         end = await _step(run, belt, hub)
     return _report(run, end)
-
-
-async def _offer_tools(
-    packet: Handoff, *, spec: WorkerSpec, hub: ToolHub, model: BaseChatModel
-) -> ToolBelt | RunEnd:
-    """The tools the model is offered, or an `unavailable` end when none granted is up.
-
-    Only the packet's allowed tools are offered (the hub checks again at execution).
-    Providers refuse dotted function names, so each tool goes under its provider-safe alias
-    and calls are mapped back to the exact name. Schemas come straight from the hub's specs:
-    no per-dispatch StructuredTool or pydantic conversion on this hot path.
-    """
-    # First: a server started on demand (or down) has no catalogued tools until it is up.
-    still_down = await hub.ensure_servers(packet.tool_allow) if packet.tool_allow else []
-    specs = hub.specs(packet.tool_allow)
-    if packet.tool_allow and not specs:
-        # Granted tools, none available: "no tool tried" must not pass for success.
-        why = f"servers down: {', '.join(still_down)}" if still_down else "none is catalogued"
-        allowed = list(packet.tool_allow)
-        return RunEnd("unavailable", f"no tool in the allowlist {allowed} is available ({why})")
-    # Back-pressure: a server whose circuit is open is skipped, not asked through the model
-    # first; a worker whose every tool is on one ends at once, without a model call.
-    shut = sorted({s.server for s in specs if hub.backpressure.is_open(s.server)})
-    if shut:
-        specs = [s for s in specs if s.server not in shut]
-        if not specs:
-            refusals = "; ".join(
-                f"{name} ({hub.backpressure.breaker(name).last_failure[:120]})" for name in shut
-            )
-            return RunEnd("unavailable", f"skipped: the circuit is open for {refusals}")
-    control = control_tool_schemas(can_propose=bool(spec.proposes))
-    aliases = alias_map([s.name for s in specs] + [c["function"]["name"] for c in control])
-    return ToolBelt(_bound(model, tuple(specs), control), aliases, provider=writes_prose(model))
 
 
 async def _step(run: WorkerRun, belt: ToolBelt, hub: ToolHub) -> RunEnd | None:
