@@ -193,3 +193,19 @@ def test_the_reply_guard_drops_instructions_links_and_markup_only() -> None:
     )
     assert len(guarded.dropped) == 3
     assert guard_reply("We will refund the duplicate charge.").dropped == []
+
+
+def test_the_offline_note_never_cuts_a_number_in_half() -> None:
+    """A long observation is cut at a token boundary, so every id and amount the note keeps
+    is one the observation holds whole (a cut "1234" of 12345 made `verify` flag every new
+    pack's first answer)."""
+    from graph.verify import checkable_tokens, is_supported
+    from workers.models import _squash
+
+    for pad in range(360, 400):
+        observation = json.dumps(
+            {"note": "x" * pad, "order_id": "123456", "total": "$1,299.00", "on": "2025-04-24"}
+        )
+        kept = _squash(observation)
+        assert len(kept) <= 400
+        assert all(is_supported(t, [observation]) for t in checkable_tokens(kept)), kept[-40:]

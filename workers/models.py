@@ -314,9 +314,19 @@ def _conclude(tool: str, text: str) -> str:
     return ""
 
 
+_TOKEN_BOUNDARY = frozenset(' ,;:{}[]()"')
+
+
 def _squash(text: str, limit: int = 400) -> str:
+    """`text` on one line, cut to `limit` characters at a token boundary: a note that
+    stated "1234…" of an observation's 12345 would be an unsupported claim to `verify`
+    (an id or amount cut in half), which made every new pack's first answer degraded."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    end = max((i for i, c in enumerate(cut) if c in _TOKEN_BOUNDARY), default=0)
+    return cut[: end + 1].rstrip() + "…"
 
 
 ScriptedTurn = AIMessage | str | BaseException
