@@ -251,3 +251,34 @@ def test_a_clarification_fills_the_packs_subject_input_only() -> None:
     assert again.inputs["order_id"] == "12345" and again.attempt == 2
     other = clarified(packet, "It is order #12345.", roster=incidents.roster)
     assert "order_id" not in other.inputs and other.inputs["clarification"]
+
+
+def test_a_keyword_table_says_what_it_did_not_account_for(tmp_path: Path) -> None:
+    """A pack that is only a table still abstains: an ask holding none of its keywords is
+    unaccounted, a denied keyword is no intent, and a request with no intent is unaccounted
+    whole (the engine then answers partial, for a human)."""
+    pack = load_domain(str(write_toy_pack(tmp_path / "toy")))
+    both = pack.read("Hi! Will it rain in Paris tomorrow? Also, can you book me a taxi? Thanks")
+    assert both.intents == ("weather_question",)
+    assert both.unaccounted == ("Also, can you book me a taxi?",) and both.confidence == 0.5
+    clear = pack.read("Hello, will it rain in Paris tomorrow? Thank you")
+    assert (clear.unaccounted, clear.confidence) == ((), 1.0)
+    denied = pack.read("There is no rain in the forecast I need. Please book a taxi.")
+    assert denied.intents == () and denied.unaccounted and denied.confidence == 0.0
+
+
+@pytest.mark.integration
+async def test_a_table_packs_unaccounted_ask_makes_the_answer_partial_for_a_human(
+    muster_env: MusterEnv, tmp_path: Path
+) -> None:
+    folder = write_toy_pack(tmp_path / "toy")
+    options = MusterOptions.resolve(db=muster_env.checkpoint_db, domain=str(folder))
+    async with open_runtime(options) as runtime:
+        values = await stream_run(
+            runtime,
+            f"toy-{uuid.uuid4().hex[:8]}",
+            {"request": "Will it rain in Paris? And can you refund my umbrella?"},
+        )
+    answer = values["answer"]
+    assert (answer.status, answer.needs_human) == ("partial", True)
+    assert any("refund my umbrella" in q for q in answer.open_questions), answer.open_questions
