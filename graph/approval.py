@@ -33,7 +33,7 @@ from langgraph.types import interrupt
 from checkpoints.audit import EXECUTION
 from graph.action_seal import seal_holds
 from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, load_approvers
-from graph.domains import pack_for_intents, pack_of
+from graph.domains import pack_for_state, pack_of
 from graph.kill_switch import paused
 from graph.services import Services, services_for
 from graph.state import MusterState, current_reports, latest_actions
@@ -78,7 +78,7 @@ def proposals_once(state: MusterState) -> list[ProposedAction]:
     it: two intents of one ticket that both want order 12345 refunded put one refund to a
     human, not two. The first proposal stands; an action with no subject is kept by its
     exact arguments."""
-    pack = pack_for_intents(state.get("intents") or [])
+    pack = pack_for_state(state)
     kept: dict[str, ProposedAction] = {}
     for report in current_reports(state.get("reports") or []).values():
         if report.status != "ok" or report.fallback:

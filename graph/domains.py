@@ -46,7 +46,7 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -282,6 +282,19 @@ def _bundled_intents() -> dict[str, str]:
             for intent in load_domain(name).intents:
                 found.setdefault(intent, name)
     return found
+
+
+def pack_for_state(state: Mapping[str, Any]) -> DomainPack:
+    """The pack a thread runs under: the one `plan` recorded (`MusterState.domain`), so two
+    packs sharing an intent name never answer each other's threads; a thread planned before
+    the pack was recorded (or whose pack cannot load now) is found from its intents."""
+    ref = state.get("domain")
+    if isinstance(ref, str) and ref:
+        try:
+            return load_domain(ref)
+        except ConfigError:
+            pass
+    return pack_for_intents(state.get("intents") or [])
 
 
 def pack_for_intents(intents: Iterable[str]) -> DomainPack:

@@ -84,6 +84,9 @@ async def plan(
         # Whoever wrote the packets, the rules' reading of the ticket is what the answer
         # must resolve: an LLM planner cannot make an intent disappear by not planning it.
         "intents": list(reading.intents),
+        # The pack the thread runs under, so its answer never comes from another pack that
+        # happens to share an intent name (`graph.domains.pack_for_state`).
+        "domain": services.roster.domain or pack.ref,
         "language": reading.language,
         "unaccounted": unaccounted,
         **({"plan_fallback": fallback} if fallback else {}),

@@ -101,6 +101,9 @@ class MusterState(InputState, total=False):
     unverified: list[str]
     """Claims `verify` could not tie to an observation, one line each."""
     stop_reason: str
+    domain: str
+    """The domain pack the thread runs under (its ref: a bundled name or a folder), written
+    by `plan`: the answer and the approvals use this pack, never one guessed from intents."""
     """Which run limit stopped new work, written by `collect`; absent while within limits."""
     deadline_at: float
     """The run's wall-clock deadline (epoch seconds), stored by `plan` from `--deadline` so a

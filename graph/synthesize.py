@@ -24,7 +24,7 @@ from langgraph.runtime import Runtime
 
 from graph.abstain import abstain, review
 from graph.answer_writer import write_with_model
-from graph.domains import pack_for_intents
+from graph.domains import pack_for_intents, pack_for_state
 from graph.facts import SHARED_CALL_PREFIX
 from graph.services import Services, services_for
 from graph.state import (
@@ -395,7 +395,7 @@ def needs_a_human(answer: Answer, state: MusterState) -> Answer:
 
 def _composed(state: MusterState) -> Answer:
     """The pack's answer, checked for what its reader could not account for."""
-    composer = pack_for_intents(state.get("intents") or []).hook("compose_answer")
+    composer = pack_for_state(state).hook("compose_answer")
     answer: Answer = plain_answer(state) if composer is None else composer(state)
     # Whatever the pack answered, the parts its reader could not account for were not, and a
     # reading it is not sure of is checked by a person.
@@ -414,7 +414,7 @@ def with_text(answer: Answer, state: MusterState) -> Answer:
     """The answer with its terminal text rendered from its parts and the state: by the
     pack's own layout (`render_answer` in its plug-in), else `render_text`'s, in the pack's
     wording (`ANSWER_LABELS` in its plug-in) or the neutral one."""
-    pack = pack_for_intents(answer.intents)
+    pack = pack_for_state(state) if state.get("domain") else pack_for_intents(answer.intents)
     renderer = pack.hook("render_answer")
     if renderer is not None:
         return answer.model_copy(update={"text": str(renderer(answer, state))})

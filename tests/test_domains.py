@@ -115,6 +115,7 @@ async def test_a_toy_domain_from_a_temporary_folder_runs_end_to_end(
             runtime, f"toy-{uuid.uuid4().hex[:8]}", {"request": "Will it rain in Paris? weather"}
         )
     assert values["intents"] == ["weather_question"]
+    assert values["domain"] == options.domain  # the thread's pack, recorded by plan
     (packet,) = values["packets"]
     assert (packet.recipient, packet.tool_allow) == ("forecaster", ("toy.forecast",))
     (report,) = values["reports"]
@@ -282,3 +283,16 @@ async def test_a_table_packs_unaccounted_ask_makes_the_answer_partial_for_a_huma
     answer = values["answer"]
     assert (answer.status, answer.needs_human) == ("partial", True)
     assert any("refund my umbrella" in q for q in answer.open_questions), answer.open_questions
+
+
+def test_a_thread_answers_from_its_own_pack_when_two_share_an_intent(tmp_path: Path) -> None:
+    """Two packs with one intent name: a thread's pack is the one `plan` recorded in its
+    state, not the first loaded pack that knows the intent."""
+    from graph.domains import pack_for_state
+
+    first = load_domain(str(write_toy_pack(tmp_path / "first")))
+    second = load_domain(str(write_toy_pack(tmp_path / "second")))
+    state = {"domain": second.ref, "intents": ["weather_question"]}
+    assert pack_for_state(state).folder == second.folder
+    assert pack_for_state({**state, "domain": first.ref}).folder == first.folder
+    assert pack_for_state({"intents": ["duplicate_charge"]}).name == "support"  # no record
