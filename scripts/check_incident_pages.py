@@ -4,8 +4,8 @@ Run from the project root: ``.venv/bin/python scripts/check_incident_pages.py``
 (optionally ``[pages.jsonl [labels.jsonl]]``; the labels default to ``<pages>_labels.jsonl``).
 The pages written for training after the test split froze are checked the same way:
 ``.venv/bin/python scripts/check_incident_pages.py domains/incidents/corpus_train/pages.jsonl``
-(ids ``tr-001``..; the corpus-wide counts, 50 pages and 12 healthy pages near other trouble,
-hold for the first corpus only).
+(ids ``tr-001``..; ``pages_b.jsonl``, ids ``tb-001``.., likewise; the corpus-wide counts,
+50 pages and 12 healthy pages near other trouble, hold for the first corpus only).
 
 It applies the rules of ``tests/test_incident_servers.py::test_labels_follow_from_the_data`` (and
 of LABELS.md) to every page, and reads the generated data the way an on-call engineer would: the

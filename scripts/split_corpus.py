@@ -7,7 +7,8 @@ Each new ticket's split is drawn from a hash of the seed and its id (or, for inc
 of the story it is about: pages of one incident stay in one split), so adding tickets never
 moves one already placed: 50% train, 20% dev, 30% test. The pack's first eval set (the
 tickets the rules were written from) and the tickets written for training after the freeze
-(`corpus_train/`) all go to train. The test split is frozen: its digest
+(`corpus_train/`; for incidents every `pages*.jsonl` there with its `*_labels.jsonl`
+partner) all go to train. The test split is frozen: its digest
 is in `splits/FROZEN` and `tests/test_corpus.py` fails when it changes; it is scored, never
 read while writing rules.
 """
@@ -59,6 +60,14 @@ def split_support() -> dict[str, int]:
     return {name: len(rows) for name, rows in splits.items()}
 
 
+def train_page_files(pack: Path) -> list[Path]:
+    """The train-only page files of `corpus_train/`: each `pages*.jsonl` (not a labels file)
+    that has its `<name>_labels.jsonl` partner beside it."""
+    return [path for path in sorted((pack / "corpus_train").glob("pages*.jsonl"))
+            if not path.stem.endswith("_labels")
+            and path.with_name(f"{path.stem}_labels.jsonl").is_file()]
+
+
 def split_incidents() -> dict[str, int]:
     pack = ROOT / "domains" / "incidents"
     pages: dict[str, list[dict[str, object]]] = {name: [] for name, _ in SHARES}
@@ -74,10 +83,12 @@ def split_incidents() -> dict[str, int]:
         labels[name].append(by_id[str(page["id"])])
     # Written after the test split was frozen, for training only (ids tr-001..): every page
     # goes to train, whatever its story, and none is drawn into dev or test.
-    extra = pack / "corpus_train"
-    if (extra / "pages.jsonl").exists():
-        extra_labels = {str(r["id"]): r for r in _lines(extra / "pages_labels.jsonl")}
-        for page in _lines(extra / "pages.jsonl"):
+    # Every `corpus_train/pages*.jsonl` with its `*_labels.jsonl` partner (pages.jsonl,
+    # pages_b.jsonl, ...), in name order.
+    for extra in train_page_files(pack):
+        partner = extra.with_name(f"{extra.stem}_labels.jsonl")
+        extra_labels = {str(r["id"]): r for r in _lines(partner)}
+        for page in _lines(extra):
             pages["train"].append({k: v for k, v in page.items() if k != "group"})
             labels["train"].append(extra_labels[str(page["id"])])
     (pack / "splits").mkdir(exist_ok=True)

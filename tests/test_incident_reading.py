@@ -728,3 +728,91 @@ async def test_through_the_real_path_a_victim_three_minutes_in_gets_the_causes_r
     assert pending.value["args"] == {"change_id": "dep-payments-20250611-0930"}
     diag = plugin.diagnose_state(values)
     assert "dep-payments-20250611-0930" not in {cid for cid, _, _ in diag.ruled_out}
+
+
+# --- pages written apart from the rules (corpus_train/pages_b.jsonl) ----------------------------
+
+
+def test_a_month_is_a_whole_month_word_not_the_start_of_one() -> None:
+    from domains.incidents.page_date import stated_day
+
+    # "maybe 20-25 minutes" was read as May 20, so no day of the data's week fit the page.
+    assert stated_day("It started maybe 20-25 minutes ago. Time now is 21:30 CEST.") == (
+        None, None)
+    assert stated_day("we decided 12 hosts is enough") == (None, None)
+    assert stated_day("May 20, 09:00 UTC") == (None, (5, 20))
+    assert stated_day("Sept. 3 09:00 UTC") == (None, (9, 3))
+    assert stated_day("12 June 2025 09:00 UTC") == (date(2025, 6, 12), None)
+
+
+def test_a_payload_keys_time_is_the_alerts_own_and_a_placeholder_is_no_time() -> None:
+    from domains.incidents.page_time import read_page_time
+
+    # A payload's "since" is the alert's state time, not an onset the prose gives.
+    blob = json.dumps({"alert": "checkout p95 latency", "state": "warn",
+                       "since": "2025-06-10T16:20:00Z", "value_ms": 840})
+    read = read_page_time(blob)
+    assert read is not None and read.utc == utc("2025-06-10 16:20")
+    keyed = json.dumps({"deployed_at": "2025-06-10T16:02:00Z", "date": "2025-06-10T16:20:00Z"})
+    read = read_page_time(keyed)
+    assert read is not None and read.utc == utc("2025-06-10 16:20")
+    # Alertmanager's endsAt of a firing alert (year 1) is no time, nor the page's date.
+    firing = json.dumps({"status": "firing", "endsAt": "0001-01-01T00:00:00Z",
+                         "startsAt": "2025-06-09T16:25:00Z"})
+    read = read_page_time(firing)
+    assert read is not None and read.utc == utc("2025-06-09 16:25")
+    dateless = read_page_time("16:25 UTC cart alert, endsAt=0001-01-01T00:00:00Z")
+    assert dateless is not None and dateless.day is None
+
+
+def test_a_count_over_a_window_is_not_how_long_the_trouble_has_lasted() -> None:
+    from domains.incidents.page_time import read_page_time, stated_onset
+
+    at = utc("2025-06-08 14:25")
+    for text in ("10:25 EDT - happened to ~40 people in 20 minutes.",
+                 "10:25 EDT 120 failed logins over 10 min"):
+        page = read_page_time(text)
+        assert page is not None and stated_onset(text, page, at) is None, text
+    text = "10:25 EDT checkout 502s for 20 min"
+    page = read_page_time(text)
+    assert page is not None and stated_onset(text, page, at) == utc("2025-06-08 14:05")
+
+
+def _best_day(text: str, failing: dict[int, str], recent: dict[int, int] | None = None) -> date:
+    """The day `score_days` settles for `text` at its clock time on June 12..8, with `failing`
+    (day of June -> the service with an incident then; every other service quiet)."""
+    from domains.incidents.page_day import Day, score_days
+    from domains.incidents.reading import read_page
+
+    reading = read_page(text)
+    assert reading.time is not None and reading.dateless
+    days = [Day(reading.time.on(date(2025, 6, d))) for d in (12, 11, 10, 9, 8)]
+    summaries = {}
+    for day in days:
+        name = failing.get(day.at.day)
+        body = service(name, ("its own incident message", 120, day.at - timedelta(minutes=7),
+                              day.at - timedelta(seconds=20))) if name else noise("cart", day.at)
+        summaries[day.at] = triage.Seen("error_summary", {}, summary(body, until=day.at), "")
+    counts = {d.at: (recent or {}).get(d.at.day, 2) for d in days}
+    score_days(reading, text, days, summaries, [], counts)
+    return max(days, key=lambda d: (d.score, d.at)).at.date()
+
+
+def test_another_named_service_in_trouble_settles_the_day_as_the_paged_one_does() -> None:
+    # Paged beside checkout's incident: the day checkout had one is as good as the day
+    # shipping itself failed, and on a tie the latest wins.
+    text = "14:25 UTC ShippingQuoteP95 warn, 1 host. checkout already has an incident open"
+    assert _best_day(text, {12: "checkout", 8: "shipping"}) == date(2025, 6, 12)
+    # A service the page names only to say it is fine is no evidence for a day.
+    text = "14:25 UTC cart error alert fired, search looks fine"
+    assert _best_day(text, {10: "search"}) == date(2025, 6, 12)
+    assert _best_day("14:25 UTC cart error alert fired, search 500s too",
+                     {10: "search"}) == date(2025, 6, 10)
+
+
+def test_a_victims_unusual_lines_count_when_another_named_service_is_failing() -> None:
+    # Checkout only warns about shipping (no delivery options) on the 8th, while on the 12th
+    # checkout has an incident of its own: the page names shipping's symptom, and checkout's
+    # 40-odd lines against 2 on other days count beside shipping failing.
+    text = "10:25 EDT checkout customers see 'no delivery options available' at the last step"
+    assert _best_day(text, {12: "checkout", 8: "shipping"}, {8: 44, 12: 158}) == date(2025, 6, 8)

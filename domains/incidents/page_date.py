@@ -12,7 +12,10 @@ import re
 from datetime import date
 
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_MONTH = (r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+          r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)(?![a-z])\.?")
+"""A month: its name or its abbreviation, as a whole word ("maybe 20-25 minutes" and "decided
+12" are no dates)."""
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 WEEKDAY = re.compile(
     r"\b(?:(?P<full>(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday))"
@@ -42,7 +45,7 @@ def stated_day(text: str) -> tuple[date | None, tuple[int, int] | None]:
     """The one date a page states besides its times' own: (full date, or (month, day) with no
     year); (None, None) when it states none or several."""
     days = {date(int(y), int(m), int(d)) for y, m, d in ISO_DATE.findall(text)
-            if 1 <= int(m) <= 12 and 1 <= int(d) <= 31}
+            if 1 <= int(m) <= 12 and 1 <= int(d) <= 31 and int(y) >= 1971}  # not 0001-01-01
     month_days: set[tuple[int, int]] = set()
     for match in DATE_WORDS.finditer(text):
         month = MONTHS.index(str(match.group("m1") or match.group("m2"))[:3].lower()) + 1

@@ -6,10 +6,12 @@ The page's date context is what it names: a release ("the auth 3.9.3 deploy", "s
 min") and the services it is about. Each day that clock time fell on, from the data's latest
 minute back a week, is read once (the error summary of every service over the errors' look-
 back) and scored: a change the page names on that day counts most, then an incident message
-that begins when the page says the trouble began, then the paged service (or another the page
-names) in trouble at that time. A change is named by its version, its time or its setting ("the
-timeout change"); a restart by on-call the page names at its time ("recs pods were restarted
-at 09:10") counts as a change does. The best day wins; on a tie, the latest (a page is about the
+that begins when the page says the trouble began, then the paged service or another the page
+names (not to say it is fine) in trouble at that time, each as much; the paged service logging
+far more errors and warnings than on the other days counts too when it is not failing itself.
+A change is named by its version, its time or its setting ("the timeout change"); a restart
+by on-call the page names at its time ("recs pods were restarted at 09:10") counts as a change
+does. The best day wins; on a tie, the latest (a page is about the
 recent past); with nothing to go on, the latest. The answer says which day and why.
 
 `resolve_page_day` is the pack's `resolve_facts` (graph/facts.py): the plan leaves such a
@@ -33,6 +35,7 @@ from workers.roster import Roster
 
 from .page_time import change_moments, month_day, stated_onset, versions_named
 from .reading import PageReading, read_page
+from .services import said_fine
 from .signals import NEW_AFTER, Seen, incident_signals, when
 from .triage import possessive
 from .windows import ERRORS_LOOKBACK, PAGE_DAY, UNDATED, iso, window_inputs
@@ -60,6 +63,12 @@ RESTART_SPAN = timedelta(hours=6)
 """A restart the page names is at most this long before it."""
 RESTARTS_READ = timedelta(days=8)
 """The longest window the logs server searches."""
+NAMED_TROUBLE = 2
+"""What another service the page names (not to say it is fine) in trouble at that time counts:
+as much as the paged service failing. A page names the services it sees in trouble: the one it
+is about, or the incident it is paged beside ("checkout already has an incident open"); and
+the paged service's own trouble may not show as errors at all (a victim that only warns, "no
+delivery options", or a healthy service paged beside another's incident)."""
 NOW_SPAN = timedelta(minutes=15)
 """What "in trouble at that time" counts: the paged service's errors and warnings in the
 last minutes before the page (an incident that ended earlier that day does not count)."""
@@ -73,6 +82,8 @@ class Day:
     score: float = 0.0
     why: str = ""
     errors: int = 0
+    failing: bool = False
+    """The paged service itself was failing then (its own incident messages)."""
 
 
 async def _call(hub: ToolHub, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
@@ -149,6 +160,7 @@ def score_days(reading: PageReading, text: str, days: list[Day],
     assert reading.time is not None
     page = reading.time
     named = set(reading.services)
+    fine = said_fine(text)
     versions = set(versions_named(text))
     for day in days:
         reasons: list[str] = []
@@ -198,13 +210,14 @@ def score_days(reading: PageReading, text: str, days: list[Day],
         troubled = {s.service for s in signals}
         if reading.service in troubled:
             day.score += 2
+            day.failing = True
             reasons.append(f"{reading.service} was failing at that time")
         elif reading.service in {h.service for h in heap}:
             day.score += 1
             reasons.append(f"{reading.service} was under heap pressure at that time")
-        others = sorted((named - {reading.service}) & troubled)
+        others = sorted((named - {reading.service} - fine) & troubled)
         if others:
-            day.score += 1
+            day.score += NAMED_TROUBLE
             reasons.append(f"{', '.join(others)} (named in the page) was failing at that time")
         day.errors = (recent or {}).get(day.at, 0)
         day.why = "; ".join(reasons)
@@ -212,7 +225,9 @@ def score_days(reading: PageReading, text: str, days: list[Day],
     if len(counts) >= 3:
         usual = statistics.median(counts)
         for day in days:
-            if day.errors >= max(10, 3 * usual) and "failing" not in day.why:
+            # The paged service's own lines: another named service failing then does not
+            # make them counted already (a victim that only warns, "no delivery options").
+            if day.errors >= max(10, 3 * usual) and not day.failing:
                 day.score += 1
                 day.why = "; ".join(filter(None, [
                     day.why, f"{reading.service} logged {day.errors} errors and warnings in "

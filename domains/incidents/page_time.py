@@ -11,7 +11,8 @@ time`) gives its zone, and only a time with no zone at all is read as UTC (said 
 answer). A time without a date keeps `day=None`: the page's date context decides it (a date
 stated elsewhere in the page, else `page_day.py` from the data). A page with no time at all
 reads as None, never as "now". An alert payload's own time key (`startsAt=...`) is the page's
-time; a restart's ("bounced at 11:40") is a change's. Zones are read in `zones.py` (an
+time, as is any payload key's that names no change (`"since": "..."`, `"date": ...`);
+a restart's ("bounced at 11:40") is a change's. Zones are read in `zones.py` (an
 unknown one makes the time unknown), dates and the weekday beside the time in `page_date.py`.
 
 Pure functions, standard library only (datetime, zoneinfo).
@@ -49,6 +50,16 @@ ALERT_KEY = re.compile(
     r"(?:starts_?at|active_?at|fired_?at|triggered_?at|alert(?:ed)?_?at|timestamp)\W*$",
     re.IGNORECASE)
 """An alert payload's own time key (`startsAt=`, `fired_at:`): the page's own time."""
+PAYLOAD_KEY = re.compile(r"""["'](?P<key>[A-Za-z][\w.-]*)["']\s*:\s*["']?$|(?<![\w.-])"""
+                         r"(?P<label>[A-Za-z][\w.-]*)=[\"']?$")
+"""A time that is the value of a payload's key (`"since": "..."`, `"date": "..."`,
+`created_at=...`): what the key names, not the prose around it."""
+CHANGE_KEY = re.compile(r"deploy|release|change|restart|rollout|config|version", re.IGNORECASE)
+"""A payload key naming a change (`"deployed_at"`, `last_change_at=`): a change's time; any
+other key (`since`, `date`, `created_at`, `occurred_at`) is the alert's own time."""
+PLACEHOLDER_BEFORE = 1971
+"""A dated time before this year is a payload's placeholder, no time at all: Alertmanager's
+`endsAt: 0001-01-01T00:00:00Z` (a firing alert), an unset epoch `1970-01-01T00:00:00Z`."""
 ONSET_BEFORE = re.compile(
     r"(?:since|start\w*|began|begun|begin\w*|from|onset|first seen|kicked off|jumped|"
     r"spiked|climbing)\W+(?:(?:about|around|approx\w*|roughly|at|~)\W*)*$"
@@ -75,6 +86,12 @@ DURATION_MARKERS = re.compile(
     r"\b(?:for|after|in)\b|\bnow\b|\balready\b|\bbeen\b|\bgoing\b|\bfiring\b",
     re.IGNORECASE,
 )
+RATE_BEFORE = re.compile(
+    r"(?<![\w.])(?:~|about |around |over |nearly |almost )?\d[\d,]*\+?\s+(?:[a-z'-]+\s+){1,2}"
+    r"(?:in|within|over)(?: the last| the past)?\s*$", re.IGNORECASE)
+"""A count of things right before a duration: the duration is the count's window, not how
+long the trouble has lasted ("happened to ~40 people in 20 minutes", "120 failed logins over
+10 min"; "502s for 20 min" is an onset, a status being no count)."""
 TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.IGNORECASE)
 YESTERDAY = re.compile(r"\b(?:yesterday|last night)\b", re.IGNORECASE)
 VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+\.\d+)(?![\w.]*\d)")
@@ -159,6 +176,9 @@ def time_mentions(text: str) -> list[Mention]:
     mentions: list[Mention] = []
     taken: list[tuple[int, int]] = []
     for match in ISO.finditer(text):
+        if int(match.group("date")[:4]) < PLACEHOLDER_BEFORE:
+            taken.append((match.start(), match.end()))  # `endsAt: 0001-01-01T00:00:00Z`
+            continue
         day = date.fromisoformat(match.group("date"))
         clock = time(int(match.group("h")), int(match.group("m")))
         end = match.end()
@@ -198,6 +218,9 @@ def _balanced(written: str) -> str:
 
 def _kind(text: str, start: int) -> str:
     before = text[max(0, start - 40):start]
+    key = PAYLOAD_KEY.search(before)
+    if key is not None:
+        return "change" if CHANGE_KEY.search(key.group("key") or key.group("label")) else "page"
     before = re.split(r"[;!?\n|]|\.(?!\d)|\s-\s", before)[-1]
     if ALERT_KEY.search(before):
         return "page"
@@ -252,6 +275,8 @@ def stated_onset(text: str, page: PageTime, at: datetime) -> datetime | None:
         if not DURATION_MARKERS.search(around) or AGO.match(text, match.start(
                 "n")) or "ago" in around.lower():
             continue
+        if RATE_BEFORE.search(text[max(0, match.start("n") - 40):match.start("n")]):
+            continue  # "40 people in 20 minutes": a rate's window
         count = match.group("n").lower()
         number = 0.5 if count.startswith("half") else 1.0 if count in ("a", "an") else float(count)
         unit = match.group("unit").lower()

@@ -196,6 +196,24 @@ def _role(lowered: str, mention: Mention) -> int:
     return score
 
 
+def said_fine(text: str) -> set[str]:
+    """The services a page names only to say they are healthy ("cart looks fine", "profile and
+    cart look ok"): every mention of each is followed by a healthy word in its clause."""
+    lowered, _ = _words(text)
+    verdicts: dict[str, bool] = {}
+    found = mentions(text)
+    for i, mention in enumerate(found):
+        stop = CLAUSE_END.search(lowered, mention.end)
+        after = lowered[mention.end:stop.start() if stop else len(lowered)]
+        nxt = found[i + 1] if i + 1 < len(found) else None
+        if nxt is not None and re.fullmatch(r"\s*(?:and|&|\+|or|,)\s*",
+                                            lowered[mention.end:nxt.start]):
+            after = lowered[nxt.end:stop.start() if stop else len(lowered)]  # "x and y look ok"
+        fine = HEALTHY_AFTER.match(after) is not None
+        verdicts[mention.service] = verdicts.get(mention.service, True) and fine
+    return {name for name, fine in verdicts.items() if fine}
+
+
 def paged_service_of(text: str) -> str | None:
     """The service the page is about: its best-scored mention (module docstring), the first
     named on a tie; None when it names none."""
