@@ -192,6 +192,10 @@ class Report(BaseModel):
     """Model turns taken."""
     tokens: int = 0
     """Total tokens from the model's usage metadata."""
+    cost_usd: float = 0.0
+    """What the run's priced model calls cost, in US dollars (`workers.cost`)."""
+    unpriced_calls: int = 0
+    """Model calls the price table does not know: their cost is unknown, not zero."""
     duration_ms: float = 0.0
     """Wall-clock time of the worker run."""
     proposed_actions: list[ProposedAction] = Field(default_factory=list)

@@ -38,6 +38,7 @@ from workers.control_tools import (
     ControlStop,
     read_control_call,
 )
+from workers.cost import call_cost
 from workers.hub import CallOutcome, ToolCallResult
 from workers.model_errors import describe, model_failure
 from workers.model_health import ModelHealth
@@ -86,6 +87,10 @@ class WorkerRun:
     """Model turns taken."""
     tokens: int = 0
     """Tokens the model reported."""
+    cost_usd: float = 0.0
+    """What the priced model calls cost (`workers.cost`)."""
+    unpriced_calls: int = 0
+    """Model calls the price table does not know."""
     corrected: bool = False
     """Whether the model was told once to call one of its tools (it answered without)."""
     model: str = ""
@@ -223,6 +228,12 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
     tokens = int(usage.get("total_tokens", 0))
     run.tokens += tokens
+    read, written = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+    price = call_cost(run.model, read, written)
+    if price.usd is None:
+        run.unpriced_calls += 1
+    else:
+        run.cost_usd += price.usd
     run.messages.append(reply)
     await run.emit(
         {
@@ -231,8 +242,9 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
             "outcome": "tool_calls" if reply.tool_calls else "final",
             "duration_ms": round((time.monotonic() - turn_started) * 1000, 1),
             "tokens": tokens,
-            "input_tokens": int(usage.get("input_tokens", 0)),
-            "output_tokens": int(usage.get("output_tokens", 0)),
+            "input_tokens": read,
+            "output_tokens": written,
+            "cost_usd": price.usd,
             "request": request,
             "response": recorded_reply(reply) if request is not None else None,
         }
@@ -416,6 +428,8 @@ def _report(run: WorkerRun, end: RunEnd) -> Report:
         conclusion=conclusion_of(end.note) if end.reason is None else "",
         steps_used=run.steps,
         tokens=run.tokens,
+        cost_usd=round(run.cost_usd, 8),
+        unpriced_calls=run.unpriced_calls,
         duration_ms=round((time.monotonic() - run.started) * 1000, 1),
         attempt=packet.attempt,
         proposed_actions=accepted,

@@ -310,12 +310,17 @@ def print_result(
 
 def run_totals(values: Mapping[str, Any], *, started: float | None = None) -> dict[str, Any]:
     """The thread's totals so far: worker steps and tokens (what the run budgets count),
-    dispatches, the workers' own time, actions executed, and this command's wall time."""
+    their cost in money, dispatches, the workers' own time, actions executed, and this
+    command's wall time."""
     reports: list[Report] = list(values.get("reports") or [])
     actions = {a.digest: a for a in values.get("actions") or []}
     return {
         "steps": sum(r.steps_used for r in reports),
         "tokens": sum(r.tokens for r in reports),
+        # Money from the maintained price table (workers/cost.py); calls it does not know
+        # are counted apart, never priced as free.
+        "cost_usd": round(sum(r.cost_usd for r in reports), 6),
+        "unpriced_calls": sum(r.unpriced_calls for r in reports),
         "dispatches": len(reports),
         "workers_s": round(sum(r.duration_ms for r in reports) / 1000, 3),
         "actions_executed": sum(1 for a in actions.values() if a.status == "executed"),
