@@ -23,6 +23,8 @@ import zlib
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 
+from workers.errors import ConfigError
+
 ZLIB_LEVEL = 1
 """zlib's fastest level: most of the gain at the least CPU."""
 WINDOW_BITS = 12
@@ -31,6 +33,12 @@ MEM_LEVEL = 4
 """Smaller hash tables to match the window (zlib's default is 8)."""
 MIN_BYTES = 64
 """Blobs shorter than this (empty writes, routing values) are not worth compressing."""
+
+
+class DamagedCheckpointError(ConfigError):
+    """A stored blob cannot be decompressed: its bytes were changed since it was written (a
+    disk error, a hand edit, a copy cut short). The saver that read it names the store
+    (`checkpoints.saver.open_checkpointer`)."""
 
 
 class ZlibCipher:
@@ -49,7 +57,13 @@ class ZlibCipher:
     def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
         """The bytes `encrypt` was given."""
         if ciphername == "zlib":
-            return zlib.decompress(ciphertext)
+            try:
+                return zlib.decompress(ciphertext)
+            except zlib.error as error:  # zlib's checksum caught changed bytes
+                raise DamagedCheckpointError(
+                    f"a stored checkpoint is damaged ({error}); its bytes changed after it was "
+                    "written"
+                ) from None
         if ciphername == "raw":
             return ciphertext
         raise ValueError(

@@ -11,12 +11,14 @@ password of a URL never appears in a message.
 from __future__ import annotations
 
 import asyncio
+import select
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+from weakref import WeakKeyDictionary
 
 import psycopg
 from langchain_core.runnables import RunnableConfig
@@ -49,6 +51,11 @@ SCHEMA_LOCK = 0x4D5553_5445_52
 at once on a fresh database."""
 SCHEMA_WAIT_S = 60.0
 """How long to wait for another process setting up the tables (first use of a database)."""
+
+
+IDLE_CHECK_S = 5.0
+"""A pooled connection not handed out for this long is checked with a round trip before it
+is used again (`check_pooled`)."""
 
 
 def redacted(url: str) -> str:
@@ -96,6 +103,75 @@ async def connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection[DictRow]:
         raise CheckpointStoreError(
             f"cannot open checkpoint database {redacted(url)}: {one_line(error)}"
         ) from None
+
+
+_handed_out_at: WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = WeakKeyDictionary()
+"""When a pool last handed each connection out (`time.monotonic()`), for `check_pooled`."""
+
+
+def server_spoke(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """True if the server sent something on an idle connection, or it is known dead. An idle
+    session's server says nothing unless it is ending it: `pg_terminate_backend`, a restart
+    or an admin's kill leave a FATAL message and the socket's end to read. A poll of the
+    socket, no round trip."""
+    if conn.closed or conn.broken:
+        return True
+    try:
+        poll = select.poll()  # not select(): no limit on the descriptor's number
+        poll.register(conn.pgconn.socket, select.POLLIN | select.POLLPRI)
+        return bool(poll.poll(0))
+    except (OSError, ValueError, psycopg.Error):
+        return True
+
+
+async def check_pooled(conn: psycopg.AsyncConnection[Any]) -> None:
+    """The `check` of Muster's psycopg pools (saver, leases, audit, the fleet's queue): a
+    connection the pool hands out is checked with a round trip (the pool's own
+    `check_connection`) when it is new, unused for `IDLE_CHECK_S`, or when the server has
+    spoken on it since (`server_spoke`: what a terminated backend leaves); otherwise the
+    check costs a poll of its socket, not a round trip (checking every checkout cost
+    Procrastinate's fetch and finish three round trips more a job).
+
+    A connection that fails is discarded by the pool, which then waits a second before its
+    next try (psycopg_pool's backoff, doubled each time): after a database blip every idle
+    connection of the pool is dead, so the first failure also has the pool check all its
+    idle connections at once (`AsyncConnectionPool.check`, which replaces the broken ones),
+    and the next try gets a live one."""
+    now = time.monotonic()
+    last = _handed_out_at.get(conn)
+    _handed_out_at[conn] = now
+    if last is not None and now - last <= IDLE_CHECK_S and not server_spoke(conn):
+        return
+    try:
+        if conn.closed or conn.broken:
+            raise psycopg.OperationalError("the connection is closed")
+        await AsyncConnectionPool.check_connection(conn)
+    except Exception:
+        pool = getattr(conn, "_pool", None)  # psycopg_pool's own back reference
+        if isinstance(pool, AsyncConnectionPool) and not pool.closed:
+            _purge(pool)
+        raise
+
+
+_purges: dict[int, asyncio.Task[None]] = {}
+"""The `pool.check()` in progress per pool (by id; held here, as asyncio keeps tasks weakly)."""
+
+
+def _purge(pool: AsyncConnectionPool[Any]) -> None:
+    """Have `pool` check its idle connections, once at a time."""
+    key = id(pool)
+    if key in _purges:
+        return
+
+    async def purge() -> None:
+        try:
+            await pool.check()
+        except Exception:  # noqa: S110 - the pool's next checks will tell
+            pass
+        finally:
+            _purges.pop(key, None)
+
+    _purges[key] = asyncio.get_running_loop().create_task(purge(), name="muster-pool-check")
 
 
 @asynccontextmanager
@@ -247,6 +323,7 @@ async def open_postgres_saver(
             open=False,
             timeout=CONNECT_TIMEOUT_S * 3,
             kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            check=check_pooled,  # a connection the database ended is replaced, not used
             name="muster-checkpoints",
         )
         async with schema_lock(probe):

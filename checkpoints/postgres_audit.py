@@ -14,6 +14,16 @@ The guarantees the SQLite log gets from SQLite's one write lock are made explici
 Every other row is committed as it is written (the connection is in autocommit). Statements
 on the one connection take turns (`_lock`), so no coroutine's row lands inside, or is rolled
 back with, another's transaction.
+
+The connection does not outlive its session: before each statement the log checks it as
+the pools do (`checkpoints.postgres.server_spoke`: a poll of the socket, a round trip
+only when the server has spoken on it, as a terminated backend does), and opens a new one
+if the database ended it. A statement that fails because the session ended under it is run
+once more on a new connection: every method is idempotent (`decide` and `claim` by their
+conflict clauses, the reads trivially) except `record`, whose row could then be written
+twice, which no reader of the log counts on (they ask whether a row exists). Before, a
+database blip left a worker with a dead audit connection for good: every approval after it
+failed.
 """
 
 from __future__ import annotations
@@ -25,9 +35,10 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import DictRow
+from psycopg_pool import AsyncConnectionPool
 
 from checkpoints.audit import DECISION, EXECUTION, ActionClaim, AuditLog, AuditRow
-from checkpoints.postgres import connect, schema_lock
+from checkpoints.postgres import connect, schema_lock, server_spoke
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS muster_audit (
@@ -79,14 +90,51 @@ class PostgresAuditLog(AuditLog):
     `AuditLog` so `Services.audit` takes either; every public method is overridden (a test
     checks that none is left to the SQLite implementation)."""
 
-    def __init__(self, conn: psycopg.AsyncConnection[DictRow]) -> None:
+    def __init__(self, conn: psycopg.AsyncConnection[DictRow], url: str | None = None) -> None:
         self._pg = conn
+        self._url = url
+        """Where to open a new connection when the database ends this one (None: never)."""
         self._lock = asyncio.Lock()
+        self.reconnects = 0
+        """New connections opened since (for tests and logs)."""
+
+    async def _live(self, *, lost: bool = False) -> psycopg.AsyncConnection[DictRow]:
+        """The connection, replaced by a new one if the database ended it (`lost`: a
+        statement just failed on it). Called under `_lock`."""
+        if self._url is None:
+            return self._pg
+        if not lost and not server_spoke(self._pg):
+            return self._pg
+        if not (lost or self._pg.closed or self._pg.broken):
+            try:
+                await AsyncConnectionPool.check_connection(self._pg)  # it spoke: ask it
+                return self._pg
+            except psycopg.Error:
+                pass
+        await self._pg.close()
+        self._pg = await connect(self._url)
+        self.reconnects += 1
+        return self._pg
+
+    async def _run(self, work: Any) -> Any:
+        """`await work(conn)` under `_lock` on a live connection, once more on a new one if
+        the session ended under it."""
+        async with self._lock:
+            conn = await self._live()
+            try:
+                return await work(conn)
+            except psycopg.OperationalError:
+                if self._url is None or not (conn.closed or conn.broken):
+                    raise
+            return await work(await self._live(lost=True))
 
     async def _fetch(self, query: str, params: tuple[Any, ...] = ()) -> list[DictRow]:
-        async with self._lock:
-            cursor = await self._pg.execute(query, params)
+        async def fetch(conn: psycopg.AsyncConnection[DictRow]) -> list[DictRow]:
+            cursor = await conn.execute(query, params)
             return await cursor.fetchall() if cursor.description is not None else []
+
+        rows: list[DictRow] = await self._run(fetch)
+        return rows
 
     @classmethod
     async def open(cls, path: Any, *, on_loop: bool = True) -> PostgresAuditLog:
@@ -100,7 +148,7 @@ class PostgresAuditLog(AuditLog):
         except BaseException:
             await conn.close()
             raise
-        return cls(conn)
+        return cls(conn, str(path))
 
     async def close(self) -> None:
         """Close the connection."""
@@ -119,27 +167,32 @@ class PostgresAuditLog(AuditLog):
         """Put the action `digest` of `thread_id` forward on `subject` (once) and return the
         oldest open claim on `subject`; this one gives way (`held_by`) if that claim is
         another thread's (see `AuditLog.claim` and the module docstring)."""
-        async with self._lock, self._pg.transaction():
-            await self._pg.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"muster-claim:{subject}",),
-            )
-            await self._pg.execute(
-                "INSERT INTO muster_action_claim (at, subject, thread_id, digest)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id, digest) DO NOTHING",
-                (time.time(), subject, thread_id, digest),
-            )
-            cursor = await self._pg.execute(_OPEN_CLAIM, (subject, EXECUTION, DECISION))
-            found = await cursor.fetchone()
-            standing = _claim(found) if found is not None else None
-            # None only if this claim was settled or gave way before (a step that ran
-            # again): then nobody holds the subject.
-            if standing is not None and standing.thread_id != thread_id:
-                await self._pg.execute(
-                    "UPDATE muster_action_claim SET held_by = %s"
-                    " WHERE thread_id = %s AND digest = %s",
-                    (standing.thread_id, thread_id, digest),
+
+        async def claim(conn: psycopg.AsyncConnection[DictRow]) -> ActionClaim | None:
+            async with conn.transaction():
+                await conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                    (f"muster-claim:{subject}",),
                 )
+                await conn.execute(
+                    "INSERT INTO muster_action_claim (at, subject, thread_id, digest)"
+                    " VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id, digest) DO NOTHING",
+                    (time.time(), subject, thread_id, digest),
+                )
+                cursor = await conn.execute(_OPEN_CLAIM, (subject, EXECUTION, DECISION))
+                found = await cursor.fetchone()
+                standing = _claim(found) if found is not None else None
+                # None only if this claim was settled or gave way before (a step that ran
+                # again): then nobody holds the subject.
+                if standing is not None and standing.thread_id != thread_id:
+                    await conn.execute(
+                        "UPDATE muster_action_claim SET held_by = %s"
+                        " WHERE thread_id = %s AND digest = %s",
+                        (standing.thread_id, thread_id, digest),
+                    )
+            return standing
+
+        standing: ActionClaim | None = await self._run(claim)
         return standing
 
     async def open_claim(self, subject: str) -> ActionClaim | None:

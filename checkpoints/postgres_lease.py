@@ -44,7 +44,7 @@ from checkpoints.lease import (
     ThreadBusyError,
     hold_thread,
 )
-from checkpoints.postgres import CONNECT_TIMEOUT_S, check_url, connect
+from checkpoints.postgres import CONNECT_TIMEOUT_S, check_pooled, check_url, connect
 from workers.processes import pid_alive
 
 APPLICATION_NAME = f"muster-lease {os.getpid()}@{HOST}"[:63]
@@ -63,6 +63,12 @@ LEASE_POOL_MAX = 32
 once opens a session of its own, as without a pool)."""
 LEASE_POOL_IDLE_S = 60.0
 """How long a pooled lease session may sit idle before the pool closes it."""
+HEARTBEAT_S = 2.0
+"""How often a held lease checks its session still holds the lock (`renew`: one cheap
+query on the lease's own session). Sooner than the SQLite lease's beat: a database blip
+ends the session and frees the lock at once, and a fleet worker's job can be retried
+elsewhere once its heartbeat has been silent for `--stalled-after`; a run that lost its
+lease stops within this, before another worker can take the thread up."""
 
 
 def lock_key(thread_id: str) -> int:
@@ -143,6 +149,7 @@ async def lease_pool(url: str, *, max_size: int = LEASE_POOL_MAX) -> AsyncIterat
             "application_name": APPLICATION_NAME,
             "options": SESSION_OPTIONS,
         },
+        check=check_pooled,  # a session the database ended is replaced, not handed out
         name="muster-leases",
     )
     await pool.open()
@@ -296,5 +303,5 @@ async def hold_postgres_thread(url: str, thread_id: str) -> AsyncIterator[None]:
     """`hold_thread` on the PostgreSQL database at `url`, on a session of this loop's lease
     pool for `url` if one is open (see `lease_pool`)."""
     leases = PostgresThreadLeases(url, pool=_current_pool(url))
-    async with hold_thread(leases, thread_id, key=url):
+    async with hold_thread(leases, thread_id, key=url, heartbeat_s=HEARTBEAT_S):
         yield

@@ -10,16 +10,18 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
+import ormsgpack
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from checkpoints.announce import AnnouncesSavedWrites
-from checkpoints.compression import compressed
+from checkpoints.compression import DamagedCheckpointError, compressed
 from checkpoints.inline_sqlite import connect_inline
 from workers.errors import ConfigError
 
@@ -65,6 +67,7 @@ def check_db_path(path: Path, *, must_exist: bool = False) -> None:
     if path.exists():
         if not path.is_file():
             raise CheckpointStoreError(f"cannot open checkpoint database {path}: not a file")
+        _check_not_empty(path)
         _check_header(path)
         if not os.access(path, os.R_OK | os.W_OK):
             raise CheckpointStoreError(f"cannot open checkpoint database {path}: permission denied")
@@ -82,6 +85,29 @@ def check_db_path(path: Path, *, must_exist: bool = False) -> None:
                 f"cannot create checkpoint database in {path.parent}: permission denied"
             )
         _probe_create(path)
+
+
+EMPTY_GRACE_S = 5.0
+"""How long a store file may stay empty while the process creating it writes its header."""
+
+
+def _check_not_empty(path: Path) -> None:
+    """Refuse an empty file (0 bytes) that is not a store being created right now. SQLite
+    takes an empty file for a new database, so Muster would silently start a new store in
+    it; but a store Muster made always has its header (written as the store is set up, a
+    few milliseconds after the file appears), so an empty one is a truncated store, or a
+    file made by hand, and its threads, if it had any, are gone."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return  # gone meanwhile: whoever opens it next decides
+    if stat.st_size > 0 or time.time() - stat.st_mtime < EMPTY_GRACE_S:
+        return
+    raise CheckpointStoreError(
+        f"cannot open checkpoint database {path}: it is an empty file, not a store Muster "
+        "made (if it held threads, they are gone); remove it to start a new store there, "
+        "or give another --db"
+    )
 
 
 def _check_header(path: Path) -> None:
@@ -169,4 +195,24 @@ async def open_checkpointer(
             await conn.execute("PRAGMA synchronous=NORMAL")
         except (sqlite3.Error, OSError) as error:
             raise CheckpointStoreError(f"cannot open checkpoint database {db}: {error}") from None
-        yield saver
+        try:
+            yield saver
+        except DamagedCheckpointError as error:
+            raise CheckpointStoreError(f"cannot read checkpoint database {db}: {error}") from None
+        except (UnicodeDecodeError, ormsgpack.MsgpackDecodeError) as error:
+            # Changed bytes in a text column or an uncompressed blob: not what it wrote.
+            raise CheckpointStoreError(
+                f"cannot read checkpoint database {db}: a stored checkpoint is damaged ({error})"
+            ) from None
+        except sqlite3.DatabaseError as error:
+            if not _damaged(error):
+                raise
+            raise CheckpointStoreError(
+                f"cannot read checkpoint database {db}: the file is damaged ({error})"
+            ) from None
+
+
+def _damaged(error: sqlite3.DatabaseError) -> bool:
+    """True for SQLite's word that the file's bytes are not what it wrote."""
+    text = str(error).lower()
+    return any(word in text for word in ("malformed", "not a database", "corrupt"))

@@ -15,6 +15,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import StateSnapshot
 
+from workers.errors import ConfigError
+
 ThreadStatus = Literal["done", "interrupted", "failed", "in progress", "new"]
 
 
@@ -32,7 +34,15 @@ class ThreadInfo:
 
 
 def thread_config(thread_id: str) -> RunnableConfig:
-    """The config that addresses one thread."""
+    """The config that addresses one thread. An id with a control character (a newline, a
+    tab, an escape) is refused here, where every read and run of a thread starts: it can
+    name no thread Muster made (`graph.trace.THREAD_ID`), and printed in a message it would
+    split the line or drive the terminal."""
+    if any(not ch.isprintable() for ch in thread_id):
+        raise ConfigError(
+            f"thread id {thread_id!r} has a control character; a thread id is one line of "
+            "letters, digits, '.', '_' and '-'"
+        )
     return {"configurable": {"thread_id": thread_id}}
 
 

@@ -28,8 +28,21 @@ class RunLimits:
     deadline_at: float | None = None
     """Epoch seconds after which no new work starts (None: this invocation sets none; the
     thread's stored deadline, if any, still holds)."""
+    max_packet_recoveries: int = 3
+    """The handoff budget of one planned packet: recovery steps that start new work for it (a
+    retry, a reassignment, a clarified re-run), counted over it and everything recovery put
+    in its place. Past it the packet is given up and escalated (`graph.recover`)."""
+    max_recoveries: int = 12
+    """The handoff budget of the whole run: the same steps over every packet. Recovery steps
+    cost no worker step when the work fails at once (a server that is down), so without this
+    a failing pack could hand work around until the deadline."""
 
     def __post_init__(self) -> None:
+        if self.max_packet_recoveries < 0 or self.max_recoveries < 0:
+            raise ConfigError(
+                "recovery budgets must be 0 or more, not "
+                f"{self.max_packet_recoveries} per packet and {self.max_recoveries} per run"
+            )
         if self.deadline_at is not None and not math.isfinite(self.deadline_at):
             raise ConfigError(f"deadline_at must be a finite time, not {self.deadline_at}")
 

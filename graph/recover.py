@@ -16,10 +16,25 @@ Every step is a `RecoveryRecord` in state; the answer lists them.
 Once a run limit has stopped the run (`stop_reason`), no new work starts, but a cached
 fallback costs no worker step, model call or wait: recovery still applies those
 (`fallbacks_due`, which the `needs_recovery` edge asks too) and nothing else.
+
+**The handoff budget.** A failure that costs no worker step (a server that is down fails a
+packet before its first model turn) escapes the step budget, so recovery bounds itself: a
+step that starts new work (a retry, a reassignment, a clarified re-run) spends one unit of
+the planned packet's budget (`RunLimits.max_packet_recoveries`, counted over the packet and
+everything recovery put in its place, `graph.state.root_packet`) and of the run's
+(`RunLimits.max_recoveries`). The count lives in the state (`handoffs`, an adding reducer),
+so it is checkpointed with the step and a resume, a retried job or another fleet worker
+carries on from it. Past either budget the failure is given up: escalated (with a hand-off
+packet, whose own failure ends the chain), and the record, so the answer, says the budget
+was spent. A reassignment never goes back to a worker that already failed the same packet.
+Each failure starts at most one new packet, so a planned packet's chain is at most its
+budget of re-runs, one hand-off and the hand-off's end: a thread ends in a bounded number of
+supersteps whatever its servers do.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -27,8 +42,9 @@ from langgraph.types import interrupt
 
 from graph.domains import pack_of
 from graph.fallbacks import FALLBACKS
+from graph.limits import RunLimits
 from graph.services import Services, services_for
-from graph.state import ESCALATION_WORKER, MusterState, unrecovered_failures
+from graph.state import ESCALATION_WORKER, MusterState, root_packet, unrecovered_failures
 from workers.contracts import (
     FailureReason,
     Finding,
@@ -52,6 +68,60 @@ def _record(
         strategy=strategy,
         detail=detail,
     )
+
+
+@dataclass
+class HandoffBudget:
+    """What is left of the handoff budget while one `recover` step spends it (the count so
+    far is the state's `handoffs`; `spent` is this step's increments, its write)."""
+
+    used: dict[str, int]
+    per_packet: int
+    per_run: int
+    spent: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, state: MusterState, limits: RunLimits) -> HandoffBudget:
+        return cls(
+            used=dict(state.get("handoffs") or {}),
+            per_packet=limits.max_packet_recoveries,
+            per_run=limits.max_recoveries,
+        )
+
+    def refusal(self, packet_id: str) -> str | None:
+        """Why no more new work may start for `packet_id`, in words, or None."""
+        root = root_packet(packet_id)
+        if (used := self.used.get(root, 0)) >= self.per_packet:
+            return f"{used} of {self.per_packet} recovery steps for packet {root}"
+        if (total := sum(self.used.values())) >= self.per_run:
+            return f"{total} of {self.per_run} recovery steps for the run"
+        return None
+
+    def take(self, packet_id: str) -> bool:
+        """Spend one unit for `packet_id` if the budget allows it."""
+        if self.refusal(packet_id) is not None:
+            return False
+        root = root_packet(packet_id)
+        self.used[root] = self.used.get(root, 0) + 1
+        self.spent[root] = self.spent.get(root, 0) + 1
+        return True
+
+
+def _in_order(failures: list[Report]) -> list[Report]:
+    """Failures in the order recovery spends the budget on them: ambiguous ones first (a
+    human is asked before anything else spends what their answer needs), then as reported."""
+    return sorted(failures, key=lambda r: r.reason != "ambiguous")
+
+
+def askable(state: MusterState, limits: RunLimits) -> list[Report]:
+    """Ambiguous failures the budget lets recovery ask a human about (the rest are given up):
+    the same spending, in the same order, as `plan_recovery`'s."""
+    budget = HandoffBudget.of(state, limits)
+    return [
+        report
+        for report in _in_order(unrecovered_failures(state))
+        if report.reason == "ambiguous" and budget.take(report.packet_id)
+    ]
 
 
 def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
@@ -129,14 +199,20 @@ def _fallback(report: Report, packet: Handoff, why: str) -> tuple[RecoveryRecord
 
 
 def _reassign(
-    report: Report, packet: Handoff, roster: Roster, why: str
+    report: Report, packet: Handoff, roster: Roster, why: str, tried: set[str]
 ) -> tuple[RecoveryRecord, Handoff] | None:
+    """A packet for another worker with the failed one's capability, one that has not failed
+    this planned packet yet (`tried`), or None."""
     failed = roster.get(report.worker)
     if failed is None or not failed.capabilities:
         return None
     capability = failed.capabilities[0]
     for spec in roster.workers.values():
-        if spec.name in (report.worker, ESCALATION_WORKER) or capability not in spec.capabilities:
+        if (
+            spec.name in (report.worker, ESCALATION_WORKER)
+            or spec.name in tried
+            or capability not in spec.capabilities
+        ):
             continue
         inputs = {**packet.inputs, "query": " ".join(packet.inputs.values())}
         stand_in = Handoff(
@@ -205,29 +281,38 @@ def clarified(packet: Handoff, answer: Any, *, roster: Roster) -> Handoff:
 
 
 def plan_recovery(
-    state: MusterState, roster: Roster, clarifications: dict[str, Any] | None = None
+    state: MusterState,
+    roster: Roster,
+    clarifications: dict[str, Any] | None = None,
+    limits: RunLimits | None = None,
 ) -> dict[str, Any]:
-    """The state update for one `recover` step: records, substitute reports, new packets.
-    `clarifications` holds the human's answers to ambiguous packets, by packet id."""
+    """The state update for one `recover` step: records, substitute reports, new packets and
+    the handoff budget spent. `clarifications` holds the human's answers to ambiguous
+    packets, by packet id."""
     pack_of(roster)  # its fallbacks are registered when it loads (Services load it too)
+    budget = HandoffBudget.of(state, limits or RunLimits())
     packets = list(state.get("packets") or [])
     by_key = {(p.id, p.attempt): p for p in packets}
+    reports = state.get("reports") or []
     records: list[RecoveryRecord] = []
     substitutes: list[Report] = []
     stopped = bool(state.get("stop_reason"))
-    for report in fallbacks_due(state) if stopped else unrecovered_failures(state):
+    for report in fallbacks_due(state) if stopped else _in_order(unrecovered_failures(state)):
         packet = by_key.get((report.packet_id, report.attempt))
         if packet is None:
             continue
         reason = report.reason
+        root = root_packet(report.packet_id)
         # Every reason this packet failed with so far, e.g. "budget, then tool_error".
         why = ", then ".join(
             str(r.reason)
-            for r in state.get("reports") or []
+            for r in reports
             if r.packet_id == report.packet_id and r.status == "failed"
         )
+        refused: str | None = None
         if reason == "ambiguous" and clarifications and report.packet_id in clarifications:
             answer = clarifications[report.packet_id]
+            budget.take(report.packet_id)  # `askable` let it ask: the budget allowed it
             packets.append(clarified(packet, answer, roster=roster))
             records.append(
                 _record(
@@ -239,37 +324,54 @@ def plan_recovery(
                 )
             )
             continue
+        if reason == "ambiguous" and clarifications is not None:
+            refused = budget.refusal(report.packet_id)
         if reason in ("budget", "crashed") and packet.attempt == 1 and not stopped:
-            record, retry = _retry(report, packet)
-            records.append(record)
-            packets.append(retry)
-            continue
+            if budget.take(report.packet_id):
+                record, retry = _retry(report, packet)
+                records.append(record)
+                packets.append(retry)
+                continue
+            refused = budget.refusal(report.packet_id)
         if reason in FALLBACK_REASONS:
             fallback = _fallback(report, packet, why)
             if fallback is not None:
                 records.append(fallback[0])
                 substitutes.append(fallback[1])
                 continue
-            if reason != "timeout":
-                reassigned = _reassign(report, packet, roster, why)
+            if reason != "timeout" and refused is None:
+                tried = {
+                    r.worker
+                    for r in reports
+                    if r.status == "failed" and root_packet(r.packet_id) == root
+                }
+                reassigned = _reassign(report, packet, roster, why, tried)
                 if reassigned is not None:
-                    records.append(reassigned[0])
-                    packets.append(reassigned[1])
-                    continue
+                    refused = budget.refusal(report.packet_id)
+                    if budget.take(report.packet_id):
+                        records.append(reassigned[0])
+                        packets.append(reassigned[1])
+                        continue
         escalation = escalation_packet(report, packet, roster)
+        given_up = (
+            f"; the recovery budget is spent ({refused}), so it was given up" if refused else ""
+        )
         records.append(
             _record(
                 report,
                 "escalate",
                 detail=(
-                    f"{report.worker} failed ({why}); escalated to a human"
+                    f"{report.worker} failed ({why}){given_up}; escalated to a human"
                     + (f" with a hand-off summary (packet {escalation.id})" if escalation else "")
                 ),
             )
         )
         if escalation is not None:
             packets.append(escalation)
-    return {"packets": packets, "reports": substitutes, "recoveries": records}
+    update: dict[str, Any] = {"packets": packets, "reports": substitutes, "recoveries": records}
+    if budget.spent:
+        update["handoffs"] = budget.spent
+    return update
 
 
 async def recover(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
@@ -278,6 +380,8 @@ async def recover(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
     An ambiguous packet first asks the human through `interrupt()`; the node re-runs from
     the top on resume, so everything before the interrupts only computes."""
     services = await services_for(runtime)
+    # Only the ambiguous failures the handoff budget still allows go to a human; the rest
+    # are given up in `plan_recovery`.
     clarifications = {
         report.packet_id: interrupt(
             {
@@ -287,10 +391,9 @@ async def recover(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
                 "question": report.note,
             }
         )
-        for report in unrecovered_failures(state)
-        if report.reason == "ambiguous"
+        for report in askable(state, services.limits)
     }
-    update = plan_recovery(state, services.roster, clarifications)
+    update = plan_recovery(state, services.roster, clarifications, services.limits)
     for record in update["recoveries"]:
         services.trace_node(
             "recover",

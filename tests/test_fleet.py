@@ -180,6 +180,21 @@ class Fleet:
     ) -> subprocess.Popen[str]:
         """A `muster worker` process, its output in `<name>.log`, once it is taking jobs;
         `env` adds to the test's environment."""
+        proc = self.spawn_worker(name, *args, env=env)
+        wait_until(lambda: "concurrency" in self.log(name), f"worker {name} to start", proc=proc)
+        return proc
+
+    def start_workers(self, names: list[str], *args: str) -> list[subprocess.Popen[str]]:
+        """`start_worker` for each name, started together (their servers start side by side)."""
+        procs = [self.spawn_worker(name, *args) for name in names]
+        for name, proc in zip(names, procs, strict=True):
+            wait_until(lambda n=name: "concurrency" in self.log(n), f"worker {name}", proc=proc)
+        return procs
+
+    def spawn_worker(
+        self, name: str, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[str]:
+        """A `muster worker` process, its output in `<name>.log`, just started."""
         log = self.env.root / f"{name}.log"
         with log.open("w") as out:  # the child keeps its own copy of the descriptor
             proc = subprocess.Popen(
@@ -191,7 +206,6 @@ class Fleet:
                 text=True,
             )
         self.procs.append(proc)
-        wait_until(lambda: "concurrency" in self.log(name), f"worker {name} to start", proc=proc)
         return proc
 
     def log(self, name: str) -> str:

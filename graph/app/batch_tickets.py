@@ -1,7 +1,9 @@
 """The tickets file of `muster batch`, and the thread each ticket runs on.
 
 Each line of the tickets file is `{"id": "...", "request": "..."}`; blank lines are skipped, a
-numeric id is read as text, and anything else is refused with the file and the line. Every
+numeric id is read as text, and anything else is refused with the file and the line, as is a
+request `muster run` would refuse (`graph.app.options.ticket_problem`: blank, or over its
+20,000 characters), so `batch` and `submit` take what `run` takes. Every
 ticket runs on its own thread, `batch-<file stem>-<ticket id>` (DESIGN principle 7: a clean
 context per job, and an id a later `--resume` can find again).
 """
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graph.app.jsonl import read_objects
+from graph.app.options import ticket_problem
 from workers.errors import ConfigError
 
 TICKET_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -52,6 +55,8 @@ def load_tickets(path: Path) -> list[Ticket]:
         request = data.get("request")
         if not isinstance(request, str) or not request.strip():
             raise TicketsFileError(f'{where}: "request" must be a non-empty string')
+        if (problem := ticket_problem(request)) is not None:
+            raise TicketsFileError(f"{where}: ticket {ticket_id}: {problem}")
         if ticket_id in first_line:
             raise TicketsFileError(
                 f'{where}: duplicate id "{ticket_id}" (first on line {first_line[ticket_id]})'

@@ -24,12 +24,10 @@ reads the thread's state and does what it still needs (graph/app/fleet_worker.py
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import psycopg
 from procrastinate import App, PsycopgConnector
@@ -38,7 +36,15 @@ from procrastinate.retry import BaseRetryStrategy
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from checkpoints.postgres import CheckpointStoreError, connect, one_line, redacted, schema_lock
+from checkpoints import postgres as _postgres
+from checkpoints.postgres import (
+    CheckpointStoreError,
+    check_pooled,
+    connect,
+    one_line,
+    redacted,
+    schema_lock,
+)
 
 QUEUE = "muster"
 """The Procrastinate queue Muster's jobs go on."""
@@ -81,30 +87,22 @@ async def _autocommit(conn: psycopg.AsyncConnection[Any]) -> None:
     await conn.set_autocommit(True)
 
 
-IDLE_CHECK_S = 5.0
-"""A queue connection not handed out for this long is checked before it is used again."""
-
-_handed_out_at: WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = WeakKeyDictionary()
-"""When the pool last handed each queue connection out (`time.monotonic()`)."""
-
-
-async def _check_if_idle(conn: psycopg.AsyncConnection[Any]) -> None:
-    """Procrastinate has the pool check every connection it hands out (one more round trip
-    per query: a job's fetch and finish took three more), so that one broken while idle, by
-    a server restart say, is replaced without an error. A connection handed out moments ago
-    is as good as checked; a new one, or one unused for `IDLE_CHECK_S`, is checked as
-    before. (Timed from the checkout, not the return: a `reset` callback would make the pool
-    return every connection through a worker task.)"""
-    now = time.monotonic()
-    last = _handed_out_at.get(conn)
-    _handed_out_at[conn] = now
-    if last is None or now - last > IDLE_CHECK_S:
-        await AsyncConnectionPool.check_connection(conn)
+IDLE_CHECK_S = _postgres.IDLE_CHECK_S
+_handed_out_at = _postgres._handed_out_at
+"""`check_pooled`'s clock: when each pooled connection was last handed out."""
 
 
 def _queue_pool(**kwargs: Any) -> AsyncConnectionPool[Any]:
-    """Procrastinate's pool, with `_check_if_idle` for its check."""
-    kwargs["check"] = _check_if_idle
+    """Procrastinate's pool, with `check_pooled` for its check: Procrastinate has the pool
+    check every connection it hands out (one more round trip per query: a job's fetch and
+    finish took three more), so that one broken while idle, by a server restart say, is
+    replaced without an error. `check_pooled` makes the round trip only for a connection
+    that is new, unused for `IDLE_CHECK_S`, or on which the server has spoken since (a
+    terminated backend's last word); it once skipped connections used in the last 5 s
+    outright, and a database blip then handed out dead ones. (Timed from the checkout, not
+    the return: a `reset` callback would make the pool return every connection through a
+    worker task.)"""
+    kwargs["check"] = check_pooled
     return AsyncConnectionPool(**kwargs)
 
 
@@ -167,7 +165,10 @@ def build_app(
 
 @asynccontextmanager
 async def open_fleet(url: str, **kwargs: Any) -> AsyncIterator[App]:
-    """`build_app(url, **kwargs)`, opened, with the fleet's schema in place."""
+    """`build_app(url, **kwargs)`, opened, with the fleet's schema in place. The URL is
+    tried first on one connection (`connect`), so a bad or unreachable database is one line
+    at once (or within `CONNECT_TIMEOUT_S`), not Procrastinate's pool giving up after 30 s."""
+    await (await connect(url)).close()
     app = build_app(url, **kwargs)
     try:
         async with app.open_async():

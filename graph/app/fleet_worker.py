@@ -36,15 +36,33 @@ same id if another worker pruned it, never retries its own jobs, and prunes only
 for `PRUNE_AFTER_BOUNDS` times the bound. A job retried while its
 worker was only slow meets the thread's lease (`ThreadBusyError`) and, once that worker is
 done, finds the thread done: the checkpoints keep it exactly once.
+
+A database blip (a restart, a failover, `pg_terminate_backend`). Every pool hands out only
+connections that pass `checkpoints.postgres.check_pooled` (a connection the server ended is
+replaced), the audit log reconnects, and the worker (`MusterWorker`, Procrastinate's
+`Worker` made to ride it out) keeps going where Procrastinate's would stop: a failed fetch
+is tried again with a backoff (`DB_BACKOFF_S`), the heartbeat and the listener for new jobs
+start again after an error, and a job's outcome that could not be written (`retry_job`,
+`finish_job`) is written again until it lands (`PERSIST_ATTEMPTS`). A job whose run failed
+because its database session ended (`database_lost`: a connection error anywhere in the
+chain, the lease's session ended under the run) is retried soon, up to `DB_ATTEMPTS` times
+rather than `ERROR_ATTEMPTS` (Procrastinate counts one attempts number for both, so a bug
+met after a blip gets fewer retries). And no job stays "doing" on a live worker that
+dropped it: each sweep lists the jobs the database says this worker is doing, and one it
+is not running (a fetch whose answer was lost, an outcome never written) on two sweeps in
+a row goes back to the queue (`retry_orphans`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import datetime
 import logging
 import os
+import random
 import sys
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -60,7 +78,8 @@ from procrastinate.jobs import Job, Status
 from procrastinate.retry import BaseRetryStrategy, RetryDecision
 from procrastinate.worker import Worker
 
-from checkpoints.lease import HOST, ThreadBusyError
+from checkpoints.lease import HOST, ThreadBusyError, ThreadLeaseLostError
+from checkpoints.saver import CheckpointStoreError
 from checkpoints.threads import status_of, thread_config
 from graph.app.fleet_queue import (
     QUEUE,
@@ -85,13 +104,46 @@ PRUNE_AFTER_BOUNDS = 10
 after one)."""
 ERROR_ATTEMPTS = 3
 """How many times a job that raised anything else runs in all."""
+DB_ATTEMPTS = 200
+"""How many times a job whose database session ended under it runs (about 10 minutes at
+`DB_BACKOFF_S` at most apart) before it fails."""
+DB_BACKOFF_S = (0.25, 3.0)
+"""The first and the longest wait before trying the database again (doubled each time,
+with jitter): a fetch, a job's outcome, a job whose session ended."""
+PERSIST_ATTEMPTS = 40
+"""How many times a job's outcome is written before the worker leaves it to the orphan
+sweep (about 2 minutes)."""
+
+
+def database_lost(error: BaseException | None) -> bool:
+    """True if `error` (or one in its chain) says the database session ended: a psycopg
+    connection error (a pool that could not hand one out included), the thread lease's
+    session ended (`ThreadLeaseLostError`), or the store could not be reached
+    (`CheckpointStoreError`, raised with its cause suppressed)."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, psycopg.OperationalError | ThreadLeaseLostError):
+            return True
+        if isinstance(error, CheckpointStoreError) and "cannot open" in str(error):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def backoff_s(attempt: int) -> float:
+    """The wait before try `attempt` + 1 at the database (0-based), with jitter."""
+    first, most = DB_BACKOFF_S
+    return min(most, first * 2**attempt) * random.uniform(0.5, 1.0)  # noqa: S311
+
 
 logger = logging.getLogger("muster.fleet")
 
 
 class FleetRetry(BaseRetryStrategy):
     """When a failed job goes back to the queue: a drained run at once (another worker
-    continues it), a busy thread shortly, anything else twice more with a backoff."""
+    continues it), a busy thread shortly, a run whose database session ended soon (with
+    jitter, up to `DB_ATTEMPTS` in all), anything else twice more with a backoff."""
 
     def get_retry_decision(self, *, exception: BaseException, job: Job) -> RetryDecision | None:
         if isinstance(exception, GraphDrained):
@@ -100,6 +152,11 @@ class FleetRetry(BaseRetryStrategy):
             if job.attempts + 1 >= BUSY_ATTEMPTS:
                 return None
             return RetryDecision(retry_in={"seconds": BUSY_RETRY_S})
+        if database_lost(exception):
+            if job.attempts + 1 >= DB_ATTEMPTS:
+                return None
+            wait_ms = int(1000 * backoff_s(min(job.attempts, 3)))
+            return RetryDecision(retry_in={"milliseconds": wait_ms})
         if isinstance(exception, Exception) and job.attempts + 1 < ERROR_ATTEMPTS:
             return RetryDecision(retry_in={"seconds": 2 ** (job.attempts + 1)})
         return None
@@ -240,6 +297,38 @@ async def keep_alive(app: App, worker_id: int, in_hand: Collection[int] = ()) ->
     return revived
 
 
+_DOING = """
+SELECT id FROM procrastinate_jobs
+ WHERE queue_name = %(queue)s AND worker_id = %(worker_id)s AND status = 'doing'
+"""
+"""The jobs the database says a worker is doing."""
+
+
+async def retry_orphans(
+    app: App, worker_id: int, running: Callable[[], Collection[int]], suspects: set[int]
+) -> list[int]:
+    """Put back in the queue the jobs the database says worker `worker_id` is doing but it is
+    not running (`running()`, read after the query, so a fetch answered meanwhile counts):
+    a fetch whose answer was lost with its connection, an outcome that could not be
+    written. A job seen so once is only a suspect (`suspects`, kept from sweep to sweep: a
+    fetch answered by the database but not yet by the worker looks the same for a moment);
+    one seen so twice in a row goes back. Returns the ids put back."""
+    rows = await app.connector.execute_query_all_async(_DOING, queue=QUEUE, worker_id=worker_id)
+    dropped = {int(row["id"]) for row in rows} - set(running())
+    back = []
+    for job_id in sorted(dropped & suspects):
+        try:
+            await app.job_manager.retry_job_by_id_async(
+                job_id, retry_at=datetime.datetime.now(datetime.UTC)
+            )
+        except ConnectorException:  # no longer "doing": finished or retried meanwhile
+            continue
+        back.append(job_id)
+    suspects.clear()
+    suspects.update(dropped - set(back))
+    return back
+
+
 async def retry_stalled_jobs(
     app: App,
     *,
@@ -276,23 +365,130 @@ async def retry_stalled_jobs(
     return retried
 
 
-async def _sweep(app: App, worker: Worker, state: WorkerState, *, stalled_after: float) -> None:
+class MusterWorker(Worker):
+    """Procrastinate's `Worker`, made to ride out a database blip (the module docstring):
+    where Procrastinate's stops on the first error of a fetch, a heartbeat or its listener,
+    and leaves a job "doing" when its outcome cannot be written, this one tries again."""
+
+    def __init__(self, *args: Any, say: Callable[[str], None], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._say = say
+        self._fetch_failures = 0
+
+    def running_job_ids(self) -> set[int]:
+        """The jobs this process is running now (from the moment their fetch returns)."""
+        return {c.job.id for c in self._running_jobs.values() if c.job.id is not None}
+
+    async def _fetch_and_process_jobs(self) -> None:
+        try:
+            await super()._fetch_and_process_jobs()
+        except ConnectorException as error:
+            wait = backoff_s(self._fetch_failures)
+            if self._fetch_failures == 0:
+                self._say(f"database error fetching jobs ({_cause(error)}); trying again")
+            self._fetch_failures += 1
+            # The run loop fetches again after its polling interval; wait a little more
+            # while the database stays away (a stop ends the wait).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop_event.wait(), wait)
+            return
+        if self._fetch_failures:
+            self._say(f"database back: fetching jobs again after {self._fetch_failures} tries")
+            self._fetch_failures = 0
+
+    async def _update_heartbeat(self) -> None:
+        while True:  # Procrastinate's loop, started again after an error
+            try:
+                await super()._update_heartbeat()
+            except (ConnectorException, psycopg.Error, OSError) as error:
+                logger.warning("heartbeat failed: %s", _cause(error))
+
+    async def _listen(self) -> None:
+        """Procrastinate's listener for new jobs, started again after an error (it reconnects
+        by itself only when its connection dies while listening, not when reconnecting
+        fails); each new start also fetches, for the notifications missed meanwhile."""
+        failures = 0
+        while True:
+            try:
+                await self.app.job_manager.listen_for_jobs(
+                    on_notification=self._handle_notification, queues=self.queues
+                )
+                return  # it could not start listening: the polling still fetches
+            except (ConnectorException, psycopg.Error, OSError) as error:
+                logger.warning("listener failed: %s", _cause(error))
+                await asyncio.sleep(backoff_s(failures))
+                failures += 1
+                self._new_job_event.set()
+
+    def _start_side_tasks(self) -> list[asyncio.Task[Any]]:
+        # Procrastinate's side tasks, with the listener above.
+        side_tasks = [
+            asyncio.create_task(self._update_heartbeat(), name="update_heartbeats"),
+            asyncio.create_task(self._periodic_deferrer(), name="deferrer"),
+            asyncio.create_task(self._poll_jobs_to_abort(), name="poll_jobs_to_abort"),
+        ]
+        if self.listen_notify:
+            side_tasks.append(asyncio.create_task(self._listen(), name="listener"))
+        return side_tasks
+
+    async def _persist_job_status(self, job: Job, *args: Any, **kwargs: Any) -> None:
+        """Write the job's outcome (`retry_job` or `finish_job`), again while the database
+        is away; past `PERSIST_ATTEMPTS` the orphan sweep puts the job back in the queue."""
+        for attempt in range(PERSIST_ATTEMPTS):
+            try:
+                await super()._persist_job_status(job, *args, **kwargs)
+                return
+            except ConnectorException as error:
+                if not database_lost(error):
+                    # The job is no longer this worker's to settle: a try before this one
+                    # landed with its answer lost, or another worker's sweep retried the
+                    # job while this one could not beat (its row says so). Either way its
+                    # state stands; if it is still "doing" here, the orphan sweep sees it.
+                    self._say(f"job {job.id}: outcome not written ({_cause(error)})")
+                    return
+                if attempt == 0:
+                    self._say(f"job {job.id}: its outcome could not be written; trying again")
+                await asyncio.sleep(backoff_s(attempt))
+        self._say(f"job {job.id}: outcome not written; the sweep puts it back in the queue")
+
+
+def _cause(error: BaseException) -> str:
+    """The error under Procrastinate's `ConnectorException` ("Database error."), one line."""
+    inner = error.__cause__ or error
+    text = " ".join(str(inner).split()).split(" CONTEXT: ")[0]  # not the SQL it was in
+    return text[:200] or type(inner).__name__
+
+
+async def _sweep(
+    app: App, worker: MusterWorker, state: WorkerState, *, stalled_after: float
+) -> None:
+    suspects: set[int] = set()
+
+    def running() -> set[int]:
+        return worker.running_job_ids() | state.jobs_in_hand
+
     while True:
         await asyncio.sleep(stalled_after / 3)
         try:
             own = worker.worker_id
-            if own is not None and await keep_alive(app, own, state.jobs_in_hand):
+            if own is not None and await keep_alive(app, own, running()):
                 state.line(
                     f"worker {own} was judged dead (its heartbeat came late); registered again"
                 )
             retried = await retry_stalled_jobs(
-                app, stalled_after=stalled_after, own_worker_id=own, in_hand=state.jobs_in_hand
+                app, stalled_after=stalled_after, own_worker_id=own, in_hand=running()
             )
+            orphans = await retry_orphans(app, own, running, suspects) if own is not None else []
         except (ConnectorException, psycopg.Error) as error:  # the next sweep tries again
-            logger.warning("stalled-job sweep failed: %s", error)
+            logger.warning("stalled-job sweep failed: %s", _cause(error))
             continue
         if retried:
             state.line(f"retried stalled jobs of a dead worker: {', '.join(map(str, retried))}")
+        if orphans:
+            state.line(
+                "put back in the queue jobs this worker had dropped: "
+                + ", ".join(map(str, orphans))
+            )
 
 
 async def _register(url: str, worker: Worker, name: str) -> None:
@@ -321,8 +517,9 @@ async def serve(
             lambda text: print(text, file=out, flush=True), in_flight="the jobs in hand"
         )
         state = WorkerState(runtime=runtime, drain=drain, out=out)
-        worker = Worker(
+        worker = MusterWorker(
             app,
+            say=state.line,
             queues=[QUEUE],
             name=name,
             concurrency=concurrency,

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -89,6 +91,57 @@ def with_checkpointer(graph: Graph, saver: Saver) -> Graph:
     return bound
 
 
+class RateLimitedLog(logging.Filter):
+    """At most `burst` records of one message a `window_s` on a logger; the first one let
+    through after the window says how many like it were dropped. The MCP client logs one
+    line for each non-protocol line a server prints on its stdout (the hub shortens each to
+    one line, `workers/hub/transports.py`), so a server printing garbage wrote a line of our
+    log for every line of its own: 500 lines of junk, 500 lines of log."""
+
+    def __init__(
+        self, *, burst: int = 3, window_s: float = 10.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        super().__init__()
+        self.burst = burst
+        self.window_s = window_s
+        self.clock = clock
+        self._seen: dict[str, tuple[float, int, int]] = {}  # message → (window start, n, dropped)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = f"{record.name}:{record.levelno}:{record.msg}"
+        now = self.clock()
+        start, count, dropped = self._seen.get(key, (now, 0, 0))
+        if now - start > self.window_s:
+            start, count = now, 0
+        if count >= self.burst:
+            self._seen[key] = (start, count, dropped + 1)
+            return False
+        self._seen[key] = (start, count + 1, 0)
+        if dropped:
+            record.msg = f"{record.getMessage()} ({dropped} more like it dropped)"
+            record.args = ()
+        return True
+
+
+SERVER_LOGGERS = (
+    "mcp.client.stdio",
+    "mcp.client.sse",
+    "mcp.client.streamable_http",
+    "psycopg.pool",
+)
+"""The loggers where what a server does wrong shows up as our log lines: the MCP client's
+(a server's junk output) and psycopg_pool's (each failed reconnect while a database is away,
+a few lines each)."""
+
+
+def limit_server_logs() -> None:
+    """Put a `RateLimitedLog` on each of `SERVER_LOGGERS` (once)."""
+    for name in SERVER_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RateLimitedLog) for f in logger.filters):
+            logger.addFilter(RateLimitedLog())
+
+
 def ensure_approval_secret() -> None:
     """Give this process (and the servers it starts) an approval secret if none is set, so
     approval tokens minted by the graph verify in the orders server it spawned."""
@@ -123,6 +176,7 @@ async def open_services(
     from workers.hub import ToolHub
 
     ensure_approval_secret()  # the orders server started below verifies tokens we mint
+    limit_server_logs()
     # `sqlite_on_loop`: see `AuditLog.open`; off for Studio's server, which refuses blocking
     # calls on its loop (and has no inline checkpointer or lease of ours to wait on).
     audit = await checkpoint_store(audit_db).open_audit(on_loop=sqlite_on_loop)
