@@ -145,6 +145,8 @@ def _step_span(tracer: Any, context: Any, event: dict[str, Any]) -> None:
                 attributes[f"gen_ai.usage.{key}"] = int(event[key])
         if event.get("model"):
             attributes["gen_ai.request.model"] = str(event["model"])
+        if event.get("cost_usd") is not None:  # money, from workers/cost.py's price table
+            attributes["muster.cost_usd"] = float(event["cost_usd"])
         name = f"chat {event.get('model') or event.get('worker') or event.get('node')}"
     elif event.get("kind") == "tool":
         attributes = {

@@ -485,6 +485,13 @@ def print_thread(
             _say(f"    note: {report.note.splitlines()[-1]}")
     for record in snapshot.values.get("recoveries") or []:
         _say(f"  recovery: {record.strategy} — {record.detail}")
+    totals = run_totals(snapshot.values)
+    unpriced = totals["unpriced_calls"]
+    unpriced_note = f", {unpriced} unpriced call(s)" if unpriced else ""
+    _say(
+        f"\ntotals: {totals['steps']} steps, {totals['tokens']} tokens, "
+        f"${totals['cost_usd']:.4f}{unpriced_note}, {totals['dispatches']} dispatches"
+    )
     for interrupt in snapshot.interrupts:
         value = interrupt.value if isinstance(interrupt.value, dict) else {"value": interrupt.value}
         kind = value.get("kind", "input")
