@@ -39,8 +39,20 @@ from checkpoints.saver import (
 from workers.errors import MusterError
 from workers.processes import pid_alive
 
-LEASE_TTL_S = 30.0
-"""How long a lease lives without a heartbeat; a stalled or frozen owner loses it after this."""
+
+def _ttl_from_env(default: float = 30.0) -> float:
+    raw = os.environ.get("MUSTER_LEASE_TTL_S", "")
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    return value if 1.0 <= value < 86_400 else default
+
+
+LEASE_TTL_S = _ttl_from_env()
+"""How long a lease lives without a heartbeat; a stalled or frozen owner loses it after this.
+30 s unless `MUSTER_LEASE_TTL_S` says otherwise (1 s to a day): a test that freezes an owner
+on purpose sets a long one, so what it checks never depends on how fast a process starts."""
 HEARTBEAT_S = LEASE_TTL_S / 3
 """How often the holder renews its lease."""
 

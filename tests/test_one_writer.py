@@ -355,7 +355,12 @@ def test_two_resumes_after_a_sigkill_run_the_work_once(muster_env: MusterEnv) ->
     # Two resumes of one thread. The dead run's lease is taken over at once (its pid is gone).
     # The first is frozen (SIGSTOP) once it holds the lease, so the second certainly meets
     # it however slowly the interpreter starts; then the first thaws and finishes.
-    first = Cli(muster_env, "first", "resume", thread, "--json", extra=slow)
+    # The first holds its lease for an hour without a heartbeat: frozen, it still holds it
+    # however slowly the second interpreter starts (no race with the 30 s default TTL).
+    first = Cli(
+        muster_env, "first", "resume", thread, "--json",
+        extra={**slow, "MUSTER_LEASE_TTL_S": "3600"},
+    )  # fmt: skip
     try:
         wait_until(lambda: _holds_lease(muster_env, thread, first.proc.pid), "first's lease",
                    proc=first.proc)  # fmt: skip
