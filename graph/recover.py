@@ -7,7 +7,10 @@ typed fields: `recover` chooses a strategy from each failure's reason:
 | crashed (the worker raised)         | retry once (re-runs only that branch), then as below  |
 | tool_error, unavailable, crashed    | cached fallback, else reassign, else escalate         |
 | no_tool_call (answered, no tool)    | cached fallback, else reassign, else escalate         |
+| unknown_tool, bad_arguments         | cached fallback, else reassign, else escalate         |
 | timeout                             | cached fallback, else escalate                        |
+| a failed model call (model_timeout, | cached fallback, else escalate (another worker runs   |
+| provider_*, unknown_model, refused) | on the same model: reassigning would meet it again)   |
 | refused, loop                       | escalate with a hand-off summary                      |
 | ambiguous                           | ask the human (`interrupt()`), then re-dispatch       |
 
@@ -140,6 +143,16 @@ def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
     return record, retry
 
 
+MODEL_FAILURES = (
+    "model_timeout",
+    "model_refused",
+    "provider_auth",
+    "provider_quota",
+    "unknown_model",
+    "provider_unreachable",
+)
+"""A failed model call (`workers.model_errors`): a cached fallback costs no model, but every
+other worker would call the same model, so these are never reassigned."""
 FALLBACK_REASONS = (
     "budget",
     "tool_error",
@@ -147,6 +160,9 @@ FALLBACK_REASONS = (
     "crashed",
     "timeout",
     "no_tool_call",
+    "unknown_tool",
+    "bad_arguments",
+    *MODEL_FAILURES,
 )
 """Failures a cached fallback may stand in for (the table above)."""
 
@@ -339,7 +355,7 @@ def plan_recovery(
                 records.append(fallback[0])
                 substitutes.append(fallback[1])
                 continue
-            if reason != "timeout" and refused is None:
+            if reason != "timeout" and reason not in MODEL_FAILURES and refused is None:
                 tried = {
                     r.worker
                     for r in reports
