@@ -28,6 +28,7 @@ from langgraph.types import Command
 
 from checkpoints.audit import AuditLog
 from checkpoints.threads import status_of, thread_config
+from graph.action_seal import sealed
 from graph.app.runtime import open_runtime, stream_run
 from graph.approval import approval_digest, approve, idempotency_key
 from graph.approvers import (
@@ -215,8 +216,11 @@ def one_node_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     return builder.compile(checkpointer=InMemorySaver())
 
 
-def proposing_state(args: dict[str, Any]) -> dict[str, Any]:
-    action = ProposedAction(tool=REFUND_TOOL, args=args, proposed_by="billing", reason="dup")
+def proposing_state(args: dict[str, Any], thread: str) -> dict[str, Any]:
+    """A state whose billing report proposes a refund, sealed as dispatch seals it."""
+    action = sealed(
+        thread, ProposedAction(tool=REFUND_TOOL, args=args, proposed_by="billing", reason="dup")
+    )
     report = Report(
         packet_id="billing-1",
         worker="billing",
@@ -258,7 +262,9 @@ async def test_the_node_keeps_an_action_pending_until_a_decision_holds(tmp_path:
     graph = one_node_graph()
     async with await AuditLog.open(tmp_path / "audit.sqlite") as audit:
         services = Services(hub=cast(Any, None), audit=audit)
-        await graph.ainvoke(proposing_state(BIG_REFUND), thread_config(thread), context=services)
+        await graph.ainvoke(
+            proposing_state(BIG_REFUND, thread), thread_config(thread), context=services
+        )
         (first,) = (await graph.aget_state(thread_config(thread))).interrupts
         ask = first.value
         assert (ask["digest"], ask["needs_role"], "error" in ask) == (digest, "team_lead", False)
@@ -314,7 +320,9 @@ async def test_a_later_different_decision_is_refused_with_the_one_that_stands(
     graph = one_node_graph()
     async with await AuditLog.open(tmp_path / "audit.sqlite") as audit:
         services = Services(hub=cast(Any, None), audit=audit)
-        await graph.ainvoke(proposing_state(BIG_REFUND), thread_config(thread), context=services)
+        await graph.ainvoke(
+            proposing_state(BIG_REFUND, thread), thread_config(thread), context=services
+        )
         await audit.decide(
             thread_id=thread,
             actor="bob",

@@ -45,6 +45,7 @@ STARTING = {
     "eval": f"muster eval {{dataset}}: {LOADING}",
     "fork": f"muster fork {{thread}}: {LOADING}",
     "replay": f"muster replay {{thread}}{{batch}}: {LOADING}",
+    "serve": f"muster serve {{host}}:{{port}}: {LOADING}",
     **{name: f"muster {line}" for name, line in FLEET_STARTING.items()},
 }
 """The first line of each command that runs the graph, printed before its imports; `{name}`
@@ -128,6 +129,18 @@ def build_parser() -> argparse.ArgumentParser:
     for control in (pause, resume_all, cancel):
         control.add_argument("--by", help="who: a name in the approvers file (default: you)")
         control.add_argument("--reason", help="why, for the audit log and the answer")
+    serve = commands.add_parser(
+        "serve",
+        parents=[common],
+        help="the HTTP API over the store: submit, read, decide (docs/service.md)",
+        description="Serve Muster's HTTP API (OpenAPI at /openapi.json) over the store, "
+        "running tickets in this process. Callers give a bearer token of the JSON file "
+        "$MUSTER_API_TOKENS names ({token: approver}); the approver decides.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (8000)")
+    serve.add_argument("--servers", help="mcpServers config file (as for run)")
+    serve.add_argument("--model", help="the model for every run (as for run)")
     add_batch_parser(commands, [common, running])
     add_eval_parser(commands)
     add_fleet_commands(commands, common)

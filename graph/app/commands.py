@@ -21,20 +21,27 @@ import uuid
 from collections.abc import Callable, Coroutine, Sequence
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 from langgraph.types import Command, Interrupt, StateSnapshot
 
-from checkpoints.store import checkpoint_store
+from checkpoints.store import Saver, checkpoint_store
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
 from graph.app.fork import find_checkpoint, fork_thread_id, parse_edits, plan_fork, seed_fork
 from graph.app.hints import Carried
 from graph.app.history import checkpoint_entries, print_history
 from graph.app.options import ExitCode, MusterOptions
 from graph.app.render import Progress, print_result, print_thread, print_threads
-from graph.app.runtime import MusterRuntime, open_runtime, open_store, stopped_by, stream_run
+from graph.app.runtime import (
+    Graph,
+    MusterRuntime,
+    open_runtime,
+    open_store,
+    stopped_by,
+    stream_run,
+)
 from graph.app.scenarios import SCENARIOS
 from graph.app.signals import SignalDrain
 from graph.app.thread_filters import select_threads
@@ -84,10 +91,31 @@ def emit_result(
     return code
 
 
+class UnknownThreadError(MusterError):
+    """The store holds no thread by that id (`muster serve` answers 404)."""
+
+
+class NothingPendingError(MusterError):
+    """The thread waits for no such answer (`muster serve` answers 409)."""
+
+
+DecisionCheck = Literal["approver", "digest_format", "digest", "role", "decided"]
+"""Which of `muster approve`'s checks refused a decision, in the order they are made."""
+
+
+class DecisionRefused(MusterError):
+    """A decision refused by one of `muster approve`'s checks before it reaches the graph;
+    the approval stays pending. `check` says which (`muster serve` picks its status)."""
+
+    def __init__(self, message: str, check: DecisionCheck) -> None:
+        super().__init__(message)
+        self.check: DecisionCheck = check
+
+
 def unknown_thread(args: argparse.Namespace, thread_id: str) -> MusterError:
     """The error for a thread the store does not hold, naming the command that lists them."""
     listing = Carried.from_args(args).command("threads", run=False)
-    return MusterError(f"unknown thread {thread_id}; `{listing}` lists them")
+    return UnknownThreadError(f"unknown thread {thread_id}; `{listing}` lists them")
 
 
 def servers_line(runtime: MusterRuntime, started: float) -> str:
@@ -225,23 +253,42 @@ async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> 
     store = options.store
     async with store.hold_thread(args.thread, must_exist=True):
         async with open_store(store) as (graph, saver):  # cheap checks before servers start
-            if not await thread_exists(saver, args.thread):
-                raise unknown_thread(args, args.thread)
-            if not (await graph.aget_state(thread_config(args.thread))).interrupts:
-                raise MusterError(f"thread {args.thread} has no pending {kind}")
+            await check_waiting(
+                graph, saver, args.thread, kind, unknown=unknown_thread(args, args.thread)
+            )
         show = Carried.from_args(args).command("show", args.thread, run=False)
         started = time.monotonic()
         async with open_runtime(options, must_exist=True) as runtime:
-            snapshot = await runtime.graph.aget_state(thread_config(args.thread))
-            target, resume = await pending_answer(
-                snapshot, kind, value, thread=args.thread, where=f"`{show}` shows it"
+            command, resume = await answer_command(
+                runtime.graph, args.thread, kind, value, where=f"`{show}` shows it"
             )
             progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
             progress.line(servers_line(runtime, started))
             progress.line(f"{kind} for thread {args.thread}: {json.dumps(resume, default=str)}")
-            return await _finish(
-                args, runtime, args.thread, Command(resume={target.id: resume}), progress
-            )
+            return await _finish(args, runtime, args.thread, command, progress)
+
+
+async def check_waiting(
+    graph: Graph, saver: Saver, thread: str, kind: str, *, unknown: MusterError
+) -> None:
+    """The cheap checks before answering a thread's `kind` interrupt, made under its lease:
+    the store holds the thread (else `unknown` is raised), and it waits for something."""
+    if not await thread_exists(saver, thread):
+        raise unknown
+    if not (await graph.aget_state(thread_config(thread))).interrupts:
+        raise NothingPendingError(f"thread {thread} has no pending {kind}")
+
+
+async def answer_command(
+    graph: Graph, thread: str, kind: str, value: Any, *, where: str
+) -> tuple[Command, Any]:
+    """The `Command` that answers the thread's pending `kind` interrupt with `value` (or what
+    `value(interrupt value)` returns: the approval checks), and that resume value; made
+    under the thread's lease, right before the run it starts. `muster approve`, `clarify`
+    and `muster serve`'s decisions all resume through here."""
+    snapshot = await graph.aget_state(thread_config(thread))
+    target, resume = await pending_answer(snapshot, kind, value, thread=thread, where=where)
+    return Command(resume={target.id: resume}), resume
 
 
 async def pending_answer(
@@ -254,7 +301,9 @@ async def pending_answer(
         i for i in snapshot.interrupts if isinstance(i.value, dict) and i.value.get("kind") == kind
     ]
     if not pending:
-        raise MusterError(f"thread {thread} has no pending {kind} ({status_of(snapshot)}); {where}")
+        raise NothingPendingError(
+            f"thread {thread} has no pending {kind} ({status_of(snapshot)}); {where}"
+        )
     resume = value(pending[0].value) if callable(value) else value
     if inspect.isawaitable(resume):
         resume = await resume
@@ -265,46 +314,78 @@ async def cmd_approve(args: argparse.Namespace) -> int:
     # The same checks the graph's `approve` node makes (graph/approvers.py), made here first
     # so a decision that would not hold fails with one line before any server starts, and
     # the approval stays pending. The graph checks again: the CLI is not trusted alone.
-    approvers = load_approvers()
-    by = args.by or getpass.getuser()
-    if unknown := approvers.unknown_approver(by):
-        raise MusterError(
-            f"--by {unknown}; name one with --by, or add it to {approvers_path()} "
-            f"(${APPROVERS_ENV} names another file)"
-        )
     show = Carried.from_args(args).command("show", args.thread, run=False)
-    if args.digest is not None and (problem := digest_prefix_problem(args.digest)):
-        raise MusterError(f"--digest: {problem} (`{show}` shows it)")
+    decision = approval_decision(
+        thread=args.thread,
+        by=args.by or getpass.getuser(),
+        approved=not args.reject,
+        note=args.note or "",
+        digest=args.digest,
+        db=args.db,
+        show=f"`{show}`",
+        by_source="--by",
+        digest_source="--digest",
+        fix_approver=f"name one with --by, or add it to {approvers_path()} "
+        f"(${APPROVERS_ENV} names another file)",
+    )
+    return await _answer_interrupt(args, "approval", decision)
+
+
+ApprovalValue = Callable[[dict[str, Any]], Coroutine[Any, Any, dict[str, Any]]]
+"""Builds the resume value for a pending approval interrupt, checking it first."""
+
+
+def approval_decision(
+    *,
+    thread: str,
+    by: str,
+    approved: bool,
+    note: str,
+    digest: str | None,
+    db: str | Path | None,
+    show: str,
+    by_source: str,
+    digest_source: str,
+    fix_approver: str,
+) -> ApprovalValue:
+    """`muster approve`'s checks, shared with `muster serve`, in this order: `by` is a known
+    approver and the digest given (if any) is well formed, now; then, against the pending
+    approval (`pending_answer` calls what this returns, under the thread's lease): the
+    digest names it, `by` holds the role its limits need (for an approval), and no other
+    decision on it stands in the audit log. A refused check raises `DecisionRefused`.
+
+    The words of the errors are the caller's: `by_source` and `digest_source` name where
+    `by` and the digest came from (`--by`, a token), `fix_approver` how to fix an unknown
+    approver, `show` where the digest is shown."""
+    approvers = load_approvers()
+    if unknown := approvers.unknown_approver(by):
+        raise DecisionRefused(f"{by_source} {unknown}; {fix_approver}", "approver")
+    if digest is not None and (problem := digest_prefix_problem(digest)):
+        raise DecisionRefused(f"{digest_source}: {problem} ({show} shows it)", "digest_format")
 
     async def decision(pending: dict[str, Any]) -> dict[str, Any]:
         # The approval carries the digest the human was shown; it is checked against the
-        # action again in the graph, so it cannot approve anything else. --digest lets the
-        # human bind the decision to what they read in `muster show`.
-        digest = pending["digest"]
-        if args.digest is not None and (problem := digest_problem(args.digest, digest)):
-            raise MusterError(f"{problem}; run `{show}` again")
-        if not args.reject and (
-            problem := approvers.role_problem(by, pending["tool"], pending["args"])
-        ):
-            raise MusterError(f"{problem}; the approval stays pending")
-        wanted = "rejected" if args.reject else "approved"
-        async with await checkpoint_store(args.db).open_audit() as audit:
-            standing = await audit.decision(args.thread, digest)
+        # action again in the graph, so it cannot approve anything else. A digest given
+        # binds the decision to what the human read (`muster show`, the API's thread).
+        pending_digest = pending["digest"]
+        if digest is not None and (problem := digest_problem(digest, pending_digest)):
+            raise DecisionRefused(f"{problem}; run {show} again", "digest")
+        if approved and (problem := approvers.role_problem(by, pending["tool"], pending["args"])):
+            raise DecisionRefused(f"{problem}; the approval stays pending", "role")
+        wanted = "approved" if approved else "rejected"
+        async with await checkpoint_store(db).open_audit() as audit:
+            standing = await audit.decision(thread, pending_digest)
         if standing is not None:
             stood = json.loads(standing.result).get("decision")
             if (stood, standing.actor) != (wanted, by):
-                raise MusterError(
+                raise DecisionRefused(
                     f"this action was already {stood} by {standing.actor} ({standing.role}); "
-                    "the first decision stands"
+                    "the first decision stands",
+                    "decided",
                 )
-        return {
-            "approved": not args.reject,
-            "digest": digest,
-            "by": by,
-            "note": args.note or "",
-        }
+        return {"approved": approved, "digest": pending_digest, "by": by, "note": note}
 
-    return await _answer_interrupt(args, "approval", decision)
+    return decision
 
 
 async def cmd_clarify(args: argparse.Namespace) -> int:
@@ -445,6 +526,7 @@ cmd_replay = _loaded_when_run("graph.app.replay", "cmd_replay")
 cmd_pause = _loaded_when_run("graph.app.control", "cmd_pause")
 cmd_resume_all = _loaded_when_run("graph.app.control", "cmd_resume_all")
 cmd_cancel = _loaded_when_run("graph.app.control", "cmd_cancel")
+cmd_serve = _loaded_when_run("graph.app.serve.command", "cmd_serve")  # FastAPI loads only here
 
 COMMANDS = {
     "run": cmd_run,
@@ -461,4 +543,5 @@ COMMANDS = {
     "pause": cmd_pause,
     "resume-all": cmd_resume_all,
     "cancel": cmd_cancel,
+    "serve": cmd_serve,
 }

@@ -1,0 +1,142 @@
+"""What the API's writes do: submit a ticket, decide on a thread, cancel one.
+
+Each runs in the background through `ThreadRuns.start`, which returns once the checks made
+under the thread's lease have passed. A decision makes `muster approve`'s checks in its
+order (`approval_decision`: approver, digest format now; digest, role, standing decision
+against the pending approval), and resumes through the functions `approve` and `clarify`
+use (`check_waiting`, `answer_command`); a fleet's thread is queued for a fleet worker as
+the CLI queues it (`answer_on_fleet`). A cancellation is `muster cancel`'s steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from typing import Any
+
+from checkpoints.threads import status_of, thread_config, thread_exists
+from graph.app.commands import (
+    NothingPendingError,
+    UnknownThreadError,
+    answer_command,
+    approval_decision,
+    check_waiting,
+)
+from graph.app.control import CANCELLED
+from graph.app.options import check_ticket
+from graph.app.serve.auth import TOKENS_ENV
+from graph.app.serve.models import CancelIn, DecisionIn, ThreadAccepted, TicketIn
+from graph.app.serve.runs import Payload, ThreadRuns
+from graph.approvers import APPROVERS_ENV, approvers_path, load_approvers
+from graph.trace import THREAD_ID
+from workers.errors import ConfigError, MusterError
+
+
+class ThreadExistsError(MusterError):
+    """A new thread was asked for with an id the store already holds (409)."""
+
+
+class ForbiddenError(MusterError):
+    """The token's approver may not do this (403)."""
+
+
+def unknown(thread_id: str) -> UnknownThreadError:
+    return UnknownThreadError(f"unknown thread {thread_id}; GET /threads lists them")
+
+
+def accepted(thread_id: str, what: str, **fields: Any) -> ThreadAccepted:
+    return ThreadAccepted(
+        thread_id=thread_id,
+        accepted=what,
+        detail_url=f"/threads/{thread_id}",
+        events_url=f"/threads/{thread_id}/events",
+        **fields,
+    )
+
+
+async def submit(runs: ThreadRuns, ticket: TicketIn) -> ThreadAccepted:
+    """Run a ticket on a new thread (as `muster run`)."""
+    request = check_ticket(ticket.request)  # `run`'s own check: blank or too long is a 422
+    thread_id = ticket.thread_id or f"t-{uuid.uuid4().hex[:12]}"
+    if not THREAD_ID.match(thread_id):
+        raise ConfigError(
+            f"thread_id {thread_id!r}: use letters, digits, '.', '_' and '-' (at most 128)"
+        )
+
+    async def prepare() -> tuple[Payload, Any]:
+        if await thread_exists(runs.runtime.saver, thread_id):
+            status = status_of(await runs.runtime.graph.aget_state(thread_config(thread_id)))
+            raise ThreadExistsError(
+                f"thread {thread_id} already exists ({status}); submit without thread_id "
+                "for a new one"
+            )
+        return {"request": request}, None
+
+    await runs.start(thread_id, prepare, must_exist=False)
+    return accepted(thread_id, "run")
+
+
+async def decide(runs: ThreadRuns, thread_id: str, body: DecisionIn, by: str) -> ThreadAccepted:
+    """Answer the thread's pending approval (approve, reject) or question (respond), as
+    `muster approve` and `muster clarify` do, with `by` the token's approver."""
+    where = f"GET /threads/{thread_id} shows it"
+    value: Any
+    if body.decision == "respond":
+        if not (body.answer or "").strip():
+            raise ConfigError('"respond" needs an "answer": the reply to the question')
+        kind, value = "clarification", body.answer
+    else:
+        kind = "approval"
+        value = approval_decision(
+            thread=thread_id,
+            by=by,
+            approved=body.decision == "approve",
+            note=body.note or "",
+            digest=body.digest,
+            db=runs.runtime.db,
+            show=f"GET /threads/{thread_id}",
+            by_source="the token's approver",
+            digest_source="digest",
+            fix_approver=f"map the token to an approver of {approvers_path()} in ${TOKENS_ENV}",
+        )
+    from graph.app.fleet import answer_on_fleet  # lazy, as in the CLI: Procrastinate
+
+    fleet_args = argparse.Namespace(db=runs.runtime.db, thread=thread_id, json=True)
+    if await answer_on_fleet(fleet_args, kind, value) is not None:
+        return accepted(thread_id, kind, by=by, queued_on_fleet=True)
+
+    async def prepare() -> tuple[Payload, Any]:
+        graph, saver = runs.runtime.graph, runs.runtime.saver
+        await check_waiting(graph, saver, thread_id, kind, unknown=unknown(thread_id))
+        return await answer_command(graph, thread_id, kind, value, where=where)
+
+    resume = await runs.start(thread_id, prepare, must_exist=True)
+    return accepted(thread_id, kind, by=by, resume=resume)
+
+
+async def cancel(runs: ThreadRuns, thread_id: str, body: CancelIn, by: str) -> ThreadAccepted:
+    """End the thread cleanly (as `muster cancel`): the cancellation is audited, `act` is
+    written as having stopped the run, and the graph's own routing writes the answer."""
+    if problem := load_approvers().unknown_approver(by):
+        raise ForbiddenError(
+            f"the token's approver {problem}; map it to an approver in ${TOKENS_ENV}, or "
+            f"add it to {approvers_path()} (${APPROVERS_ENV} names another file)"
+        )
+    reason = f"{CANCELLED} by {by}" + (f": {body.reason}" if body.reason else "")
+    runtime = runs.runtime
+
+    async def prepare() -> tuple[Payload, Any]:
+        if not await thread_exists(runtime.saver, thread_id):
+            raise unknown(thread_id)
+        config = thread_config(thread_id)
+        if status_of(await runtime.graph.aget_state(config)) == "done":
+            raise NothingPendingError(f"thread {thread_id} is already done; nothing to cancel")
+        async with await runtime.store.open_audit() as audit:
+            await audit.record(
+                thread_id=thread_id, event="cancel", actor=by, digest="", result=reason
+            )
+        await runtime.graph.aupdate_state(config, {"stop_reason": reason}, as_node="act")
+        return None, reason
+
+    told = await runs.start(thread_id, prepare, must_exist=True)
+    return accepted(thread_id, "cancel", by=by, resume=told)
