@@ -313,3 +313,271 @@ def test_an_article_carrying_instructions_never_reaches_the_customers_reply() ->
     assert "ignore previous instructions" not in reply and "https://" not in reply
     assert out.flagged_articles == ["KB-203"]
     assert any("KB-203" in q for q in out.open_questions)
+
+
+# --- follow-ups, states and slips (issue 22: reading that holds on unseen wording) ----------
+
+
+@pytest.mark.parametrize(
+    "ticket",
+    [
+        "Queria mudar o endereço de entrega do pedido 12364. Ainda dá tempo?",
+        "Mir wurde beim Bezahlen die Karte abgelehnt, Zahlung fehlgeschlagen. Woran liegt das?",
+        "Devo cambiare l'indirizzo di spedizione dell'ordine 12374. È ancora possibile?",
+        "Mijn pakket 12343 is nog steeds niet bezorgd. Hoe lang gaat dit nog duren?",
+        "Me cobraron dos veces el pedido 12345. ¿Ya está resuelto o tengo que hacer algo?",
+        "I typed the wrong address on order 12344. Can that be updated before it ships?",
+        "Cobraram duas vezes a encomenda 12345. Isso já foi resolvido ou falta alguma coisa?",
+        "Der Wasserkocher aus 12331 ist defekt, er heizt nicht. Ich hätte gern Ersatz.",
+    ],
+)
+def test_a_follow_up_question_in_any_language_is_accounted_for(ticket: str) -> None:
+    reading = read_ticket(ticket)
+    assert reading.intents and reading.unaccounted == ()
+
+
+def test_a_new_request_beside_a_stated_problem_stays_unaccounted() -> None:
+    ticket = "My parcel 12363 is late. Can you also delete my account and my saved addresses?"
+    assert read_ticket(ticket).unaccounted
+
+
+def test_an_order_that_is_cancelled_is_a_state_not_a_cancellation_request() -> None:
+    assert intents("Me han cobrado 2 veces el pedido 12366, que salió cancelado.") == {
+        "duplicate_charge"
+    }
+    assert intents(
+        "J'ai été débitée deux fois pour la commande 12366 alors qu'elle a été annulée."
+    ) == {"duplicate_charge"}
+    assert intents("O pedido 12366 foi cancelado mas cobraram duas vezes.") == {"duplicate_charge"}
+    assert intents("Quiero cancelar el pedido 12354.") == {"cancellation"}
+    assert intents("Annulez la commande 12354 svp.") == {"cancellation"}
+
+
+def test_the_customers_own_slip_is_not_a_wrong_item_in_other_languages() -> None:
+    assert intents(
+        "Est-ce que je peux encore annuler la commande 12334 ? Je me suis trompé de modèle."
+    ) == {"cancellation"}
+    assert "wrong_item" in intents("Vous vous êtes trompés de modèle, commande 12362.")
+
+
+def test_never_ordered_is_not_never_ordering_again() -> None:
+    assert intents("Someone got into my account and placed order 12357. I never ordered that.") == {
+        "unauthorized_order"
+    }
+    assert "complaint" in intents("Order 12343 is still late. I will never order from you again.")
+
+
+def test_a_price_seen_elsewhere_beside_a_cancellation_is_its_reason() -> None:
+    assert intents("Please cancel order 12374, found the same throw cheaper locally.") == {
+        "cancellation"
+    }
+    assert intents("My gift card balance shows $0 and I haven't used it.") == {"gift_card"}
+
+
+def test_keeping_an_order_after_a_change_of_mind_is_no_return() -> None:
+    assert intents("Non annullate l'ordine 12344 per favore! Ho cambiato idea, lo tengo.") == {
+        "keep_order"
+    }
+
+
+def test_a_point_inside_an_amount_or_after_no_does_not_end_the_clause() -> None:
+    assert intents("you've taken $129.00 twice for my headphones, order #12345. Sort it?") == {
+        "duplicate_charge"
+    }
+    assert "duplicate_charge" not in intents(
+        "Where is order 12367? I've taken a day off work twice for it."
+    )
+
+
+def test_a_request_stated_after_thanks_for_a_delivery_is_still_a_request() -> None:
+    assert intents(
+        "Por fin llegó el pedido 12352, pero después de todo el lío creo que merezco una"
+        " compensación, un cupón o algo."
+    ) == {"goodwill_credit"}
+    assert intents(
+        "Refund for the double charge on 12345 came through this morning. All good now, thanks!"
+    ) == {"acknowledgement"}
+
+
+def test_bare_ids_beside_an_account_and_in_other_languages_order_words() -> None:
+    assert find_order_ids("There is an order on my account, 12359, for a wool throw.") == ["12359"]
+    assert find_order_ids("Il rimborso 12348 non è mai arrivato.") == ["12348"]
+    assert find_order_ids("Der Wasserkocher aus 12331 ist defekt.") == ["12331"]
+    assert find_order_ids("my account number 12345 and card 12346") == []
+    assert find_order_ids("Meine PLZ ist 50674, die Bestellung kam nicht.") == []
+
+
+def test_something_that_has_nothing_to_do_with_the_order_is_a_wrong_item() -> None:
+    assert intents(
+        "En el pedido 12339 pedí un altavoz y me llegó una funda de móvil"
+        " que no tiene nada que ver."
+    ) == {"wrong_item"}
+    assert intents(
+        "Recebi umas sapatilhas de outro modelo, não foi isso que encomendei (12377)."
+    ) == {"wrong_item"}
+
+
+def test_chatty_english_without_i_is_about_the_customers_order() -> None:
+    reading = read_ticket(
+        "ordered trail shoes and got a raincoat in the box?? how do i get my shoes"
+    )
+    assert reading.intents == ("wrong_item",) and reading.about_an_order
+
+
+def test_what_the_customer_did_before_is_no_request_now() -> None:
+    assert intents(
+        "Cancelei o pedido 12336 em março e até agora não vi o reembolso. Já foi processado?"
+    ) == {"refund_request"}
+    assert intents("I thought I'd picked the wrong colour, please do NOT cancel order 12344.") == {
+        "keep_order"
+    }
+    assert intents(
+        "I gave the wrong street. Can you change the delivery address for order 12364?"
+    ) == {"address_change"}
+
+
+def test_words_about_a_subscription_a_reply_or_a_refund_are_not_another_intent() -> None:
+    assert intents("Wie kann ich mein Abo kündigen? Die Verlängerung brauche ich nicht mehr.") == {
+        "subscription"
+    }
+    assert intents(
+        "Ik wil een manager spreken. Al drie keer gemaild en nog steeds geen antwoord."
+    ) == {"complaint"}
+    assert intents("I only got part of my refund for order 12338, where is the rest?") == {
+        "refund_request"
+    }
+
+
+def test_a_price_that_costs_less_now_in_other_languages() -> None:
+    ticket = "Le scarpe dell'ordine 12362 adesso costano 20 € in meno, mi rimborsate la differenza?"
+    assert "price_error" in intents(ticket)
+    assert "price_error" in intents("Die Schuhe aus 12347 kosten jetzt 20 € weniger.")
+
+
+def test_not_wanting_to_cancel_or_having_cancelled_is_no_keeping() -> None:
+    assert intents("No quiero cancelar nada, eh. ¿Cuándo llega el pedido 12357?") == {
+        "late_delivery"
+    }
+    assert intents("Não quero cancelar, só perceber porque cobraram duas vezes o 12345.") == {
+        "duplicate_charge"
+    }
+    assert "keep_order" not in intents(
+        "Vedo due addebiti per l'ordine 12366, il mouse che avevo già annullato."
+    )
+    assert intents("Ya no quiero cancelar el pedido 12344, me lo quedo.") == {"keep_order"}
+
+
+def test_money_paid_back_by_an_employer_or_a_refund_not_wanted_is_no_refund_request() -> None:
+    assert intents(
+        "Could you send me a VAT invoice for order 12345? My employer reimburses it."
+    ) == {"invoice"}
+    assert intents("Preciso da nota fiscal da compra 12339 pra reembolso da empresa.") == {
+        "invoice"
+    }
+    assert intents(
+        "The desk from 12352 arrived with a bent leg. I'm not looking for a refund, just a new leg."
+    ) == {"damaged_item"}
+
+
+def test_agreeing_to_a_call_time_is_a_callback() -> None:
+    assert "callback" in intents(
+        "Tomorrow at 9:30am works for me, I'm on America/Chicago time. Order 12362 had the wrong"
+        " shoes in it."
+    )
+
+
+def test_something_else_came_said_across_two_sentences() -> None:
+    assert "wrong_item" in intents("You sent me a raincoat. I ordered a Pixel-Go camera (12342).")
+    assert "wrong_item" in intents("Order 12359. Expected: one wool throw. Received: a raincoat.")
+
+
+def test_a_voucher_asked_for_before_a_thank_you_is_still_asked_for() -> None:
+    ticket = (
+        "After the saga with my last delivery I feel like a voucher is the least you could do."
+        " It did eventually turn up, so no need to chase that part."
+    )
+    assert intents(ticket) == {"goodwill_credit"}
+
+
+def test_a_refund_that_has_not_arrived_is_no_late_parcel() -> None:
+    assert intents("Il rimborso dell'ordine 12348 non è mai arrivato.") == {"refund_request"}
+    assert intents("É sobre o estorno do pedido 12348 que ainda não caiu.") == {"refund_request"}
+    assert "late_delivery" in intents("I want a refund, my order 12347 never arrived.")
+
+
+def test_a_phrase_keeps_its_escapes_when_folded() -> None:
+    from domains.support.intents import pattern
+
+    assert pattern((r"order \S+ cancelled",)).search("order 12345 cancelled")
+    assert not pattern((r"a\Sb",)).search("a b")
+
+
+def test_a_parcel_that_was_due_is_late_not_a_tracking_question() -> None:
+    from domains.support.intents import BY_NAME
+
+    late = BY_NAME["late_delivery"]
+    ticket = normalize("Where is my order #45123?? It was meant to be here by 18/04, no update.")
+    assert late.articles_for(ticket) == ("KB-102",)
+    assert late.articles_for(normalize("Il pacco doveva arrivare lunedì, dov'è?")) == ("KB-102",)
+
+
+def test_a_number_after_a_postcode_is_no_order_id() -> None:
+    ticket = "Typo on order 12364: I typed ZIP 30390 but it should be 30309 (Atlanta)."
+    assert find_order_ids(ticket) == ["12364"]
+
+
+def test_a_voucher_for_the_trouble_is_goodwill_not_a_gift_card() -> None:
+    ticket = (
+        "Ich warte immer noch auf die Erstattung für Bestellung 12358. Für den ganzen Aufwand"
+        " fände ich einen kleinen Gutschein angebracht."
+    )
+    assert intents(ticket) == {"goodwill_credit", "refund_request"}
+
+
+def test_waiting_for_the_money_is_no_late_parcel() -> None:
+    assert "late_delivery" not in intents("Ich warte immer noch auf die Erstattung für 12358.")
+    assert "late_delivery" in intents("Ich warte immer noch auf mein Paket 12363.")
+
+
+def test_cancelling_one_order_and_keeping_another_are_both_read() -> None:
+    ticket = (
+        "Kunnen jullie bestelling 12364 annuleren? De andere bestelling, 12334, wil ik wel"
+        " houden, die dus NIET annuleren!"
+    )
+    assert intents(ticket) == {"cancellation", "keep_order"}
+    assert intents("Please don't cancel order 12364 after all, I'll keep it.") == {"keep_order"}
+
+
+def test_an_id_the_customer_corrects_at_once_is_replaced_by_the_correction() -> None:
+    ticket = "My own issue: the speaker from 12379... sorry, 12369, just died. Won't power on."
+    assert read_ticket(ticket).order_ids == ("12369",)
+    assert read_ticket("Orders 12345 and 12350 are both late.").order_ids == ("12345", "12350")
+
+
+def test_german_and_italian_verbs_read_in_their_other_forms() -> None:
+    assert intents(
+        "Anrufen müssen Sie mich deswegen nicht, eine Mail reicht. Bestellung 12345 wurde"
+        " zweimal abgebucht."
+    ) == {"duplicate_charge"}
+    assert intents(
+        "Hiermit trete ich von meiner Bestellung Nr. 12337 (Stehschreibtisch Atlas) zurück."
+    ) == {"cancellation"}
+    assert intents("Die Kaffeemühle aus 12370 mahlt seit gestern nicht mehr. Was nun?") == {
+        "defective_item"
+    }
+    assert "unauthorized_order" not in intents(
+        "Wie lange dauert eine Rückerstattung? Hab noch nichts bestellt, will es nur wissen."
+    )
+    assert "cancellation" not in intents(
+        "Il mio pacco 12347 non è mai arrivato: se non si muove niente faccio lo storno con la"
+        " banca."
+    )
+
+
+def test_the_difference_paid_back_is_a_refund_request_in_each_language() -> None:
+    assert "refund_request" in intents(
+        "Die Schuhe aus 12347 sind billiger. Bekomme ich die Differenz erstattet?"
+    )
+    assert "refund_request" in intents(
+        "La cámara (12342) bajó de precio. ¿Me devolvéis la diferencia?"
+    )

@@ -63,15 +63,25 @@ ORDER_CONTEXT = re.compile(
     r"|debit\w*|paid|pay|payment|twice|faulty|broken|damaged|wrong"
     r"|commande|colis|achat|livraison|bestellung|bestellt|paket|lieferung|pedido|paquete"
     r"|compra|envío|envio|ordine|pacco|spedizione|bestelling|pakket|levering|encomenda"
-    r"|pacote|entrega)\b",
+    r"|pacote|entrega"
+    # The same words' other forms in the other languages (stems: any ending).
+    r"|command\w*|livr(?:aison|e|ee|es|ees|é|ée|és|ées)|rembours\w*|annul\w*|achet\w*|factur\w*"
+    r"|bestell\w*|storn\w*|erstatt\w*|geliefert|zugestellt|versand\w*|sendung|rechnung|abgebucht"
+    r"|pedid[oa]s?|reembols\w*|devol\w*|cobr\w*|llegó|llego|recibí|recibi|enviad[oa]s?"
+    r"|ordin[ei]|annull\w*|rimbors\w*|spedit\w*|consegn\w*|addebit\w*|fattur\w*"
+    r"|bestel\w*|annuleer\w*|annuleren|terugbeta\w*|bezorg\w*|geleverd|verzonden|factuur"
+    r"|afgeschreven|encomend\w*|estorn\w*|chegou|recebi|fatura|cobrad[oa]s?)\b",
     re.IGNORECASE,
 )
 """Words that make a sentence about an order, so a bare number in it is read as its id."""
 NOT_AN_ORDER = re.compile(
     r"(?:\b(?:phone|tel|telephone|mobile|cell|call|ring|fax|whatsapp|zip|post ?code|postal"
-    r"|address|street|rue|straße|strasse|calle|via|straat|rua|plz|cep|cap|iban|account"
-    r"|card|tracking|téléphone|telefon|teléfono|telefono|telefoon|adresse|direcci[oó]n"
-    r"|indirizzo|adres|endereço|morada)\b[^.\n\d]{0,25}$)",
+    r"|address|street|rue|straße|strasse|calle|via|straat|rua|plz|cep|cap|iban"
+    r"|téléphone|telefon|teléfono|telefono|telefoon|adresse|direcci[oó]n"
+    r"|indirizzo|adres|endereço|morada)\b[^.\n]{0,25}$"
+    r"|\b(?:account|card|tracking|konto|karte|compte|carte|cuenta|tarjeta|conto|carta"
+    r"|rekening|kaart|conta|cartao|cartão)\b\s*(?:number|no\.?|nr\.?|n[°º]|id|#|nummer"
+    r"|num[eé]ro|n[uú]mero|numero)?\s*[:#]?\s*$)",
     re.IGNORECASE,
 )
 """Words right before a number that make it a phone, a postcode, an address or a card."""
@@ -79,7 +89,7 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 
 
 INTRODUCED = re.compile(
-    r"(?:\(|\b(?:on|for|about|re|regarding|from|with|pour|sur|von|bei|zu|para|sobre|del|per|dal"
+    r"(?:\(|\b(?:on|for|about|re|regarding|from|with|pour|sur|von|bei|zu|aus|uit|dalla|para|sobre|del|per|dal"
     r"|sull|voor|van|bij|do|da|no|na)\b:?\s*)$",
     re.IGNORECASE,
 )

@@ -19,12 +19,18 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .intents import BY_NAME, INTENTS, Intent, pattern
+from .intents import BY_NAME, INTENTS, Intent, pattern, pattern_at
+from .order_ids import find_order_ids
 from .own_words import own_words
 from .text_norm import fold, normalize
 
-CLAUSE = re.compile(r"[^.!?;\n]+[.!?;]*")
-"""A clause: text up to a sentence end, a semicolon or a line break."""
+CLAUSE = re.compile(
+    r"(?:[^.!?;\n]|\.(?=\d)|(?:(?<=\bno)|(?<=\bnr)|(?<=\bstr)|(?<=\bbest)|(?<=\bn))\.(?=[ -]))+"
+    r"[.!?;]*",
+    re.IGNORECASE,
+)
+"""A clause: text up to a sentence end, a semicolon or a line break. A point inside an amount
+or before a digit ("$129.00", "no.12355") or after "no", "Nr.", "Str." is no sentence end."""
 BUT = re.compile(
     r"(?:,\s*|\s+)(?=(?:but|aber|mais|pero|ma|maar|mas|however|though)\s)", re.IGNORECASE
 )
@@ -37,7 +43,8 @@ _NEGATION_FILLER = (
     r"|deseo|lo|los|me|voglio|di|serve|piu|wil|het|hem|hoeft|te|quero|o|os|precisa|mais"
     r"|more|nada|rien|un|une|einen|eine|kein|keine|una|uno|um|uma|een|or|nor|and|either|even|really"
     r"|actually|just|go|ahead|with|proceed|cancel|cancelling|refund|return|il|el|der|das|de|het|o"
-    r"|demande|demandons|any|een|um|cherche|faire|busco|cerco|suche)"
+    r"|demande|demandons|any|een|um|cherche|faire|busco|cerco|suche|looking|seeking|after"
+    r"|expecting|interested|in|asking|about|bothered|fussed)"
 )
 NEGATED_BEFORE = re.compile(
     r"(?<![\w])(?:don'?t|dont|do not|doesn'?t|does not|did not|didn'?t|won'?t|no need|not|never"
@@ -58,7 +65,7 @@ NOT_WANTING = re.compile(
 """"I don't want to cancel" says what the customer does not ask for; only a cancellation that
 was under way ("please don't cancel", "no need to cancel") makes a negation keeping the order."""
 _NOT_A_CONJUNCTION = r"(?!(?:weil|da|denn|dass|wenn|omdat|want|dat|als|parce|car|que|quand)\b)"
-NEGATED_AFTER = re.compile(rf"^\w*(?:\s+{_NOT_A_CONJUNCTION}[\w#]+){{0,3}}?\s+(?:nicht|niet|pas)\b")
+NEGATED_AFTER = re.compile(rf"^\w*(?:\s+{_NOT_A_CONJUNCTION}[\w#]+){{0,4}}?\s+(?:nicht|niet|pas)\b")
 """A negation right after the verb ("stornieren Sie nicht", "annuleer hem niet")."""
 
 ASKS = re.compile(
@@ -94,6 +101,9 @@ COURTESY = re.compile(
 COMPANIONS = frozenset({"acknowledgement", "refund_request", "callback"})
 """Intents that often come with another and are no second request of their own ("charged
 twice, please refund it", "call me about my late parcel")."""
+ASKED_BY_NATURE = frozenset({"goodwill_credit", "invoice", "address_change"})
+"""Intents that are always something asked for now, never a past problem a thank-you looks
+back on ("a voucher is the least you could do. It did turn up in the end")."""
 SEVERAL_INTENTS = 0.8
 """The confidence of a reading of several requests, against one: below the engine's review
 threshold (graph.abstain.REVIEW_BELOW), so a person checks it before it goes out."""
@@ -114,7 +124,7 @@ a clause as unaccounted when no intent reads it cost status on 4 in 70 tickets a
 wrong answer, so only asking clauses are accounted for."""
 THANKS = re.compile(
     r"(?<![\w])(?:thanks|thank you|thx|cheers|merci|danke|gracias|grazie|bedankt|dank u|dank je"
-    r"|obrigad[oa])(?![\w])"
+    r"|obrigad[oa]|valeu)(?![\w])"
 )
 """A thank-you: a ticket of only thanks and statements asks nothing (acknowledgement)."""
 FOLLOW_UP_WORDS = frozenset(
@@ -153,6 +163,37 @@ FOLLOW_UP_WORDS = frozenset(
 """Words a follow-up question is made of ("What happened?", "Can you sort it out?", "Was the
 duplicate put right?"): one that has (almost) nothing else, besides words the ticket's other
 clauses already used, asks about the problem the ticket already stated."""
+FOLLOW_UP_MORE = frozenset(
+    """chance find finding found already yet done processed process confirm confirmed through
+    before after ships shipping sent send resend possible time long take takes taking last
+    ever anyway meanwhile alright fine good right
+    deja encore toujours bien bon bonne cela ceci temps combien ca y a-t-il est-il peux-tu
+    quoi faire rien chose quelque
+    schon bereits noch immer mittlerweile inzwischen etwas nichts woran wieso weshalb wieviel
+    wie lange dran liegt liegen gut okay klar denn doch eigentlich selbst selber zeit
+    ya todavia aun algo nada bien vale tiempo cuanto cuanta alguna alguno hay ello eso esto
+    ainda ja algo alguma algum nada bem tempo quanto quanta da dar tem ha isso aquilo cade
+    gia ancora qualcosa niente nulla bene tempo quanto quanta c'e cosa possibile va
+    al nog steeds inmiddels iets niets goed tijd hoelang lang wel toch zelf ligt liggen
+    mogelijk gaat gaan ging wordt worden werd wird werden wurde geht gehen va vont aller vas van
+    ir vai vao vanno andare foi foram era fue fueron war wurde fut ete stato geweest coisa chose
+    ding not niet nicht pas non nao keer vez fois volta weer zodat damit afin
+    ersatz replacement remplacement reemplazo sostituzione vervanging substituicao troca
+    exchange umtausch cambio haette haetten gern gerne wuerde wuerden moechte moechten""".split()
+)
+"""More words a follow-up is made of, in the seven languages: time ("already", "still",
+"how long"), whether ("is it possible", "is there still time"), "something", "anything"."""
+FOLLOW_UP_STEMS = tuple(
+    """resol risol regl regel erledig geklaer klaer bearbeit verwerk process processad procesad
+    elabor trait tratad confirm bestaetig bevestig conferm dauer duur dur tard demor possib
+    posib moeglich mogelijk send schick stuur envi invi envoy mand ship dispatch happen passier
+    gebeur pasa succed acontec arrang rechtgez corrig korrig corrett updat aktualis actualiz
+    atualiz aggiorn bijgewerk nodig brauch necesit precis serv besoin need fix sort handl check
+    pruef controll verific revis kijk nachsch nasch machen doen fazer hacer fare faire tun helf
+    help ajud ayud aiut""".split()
+)
+"""Word beginnings of the verbs a follow-up asks with, in any of their forms: solved,
+processed, confirmed, how long it takes, whether it is possible, sent, happening, fixed."""
 MAX_FOLLOW_UP_CONTENT = 1
 """At most this many other words, and an asking clause is a follow-up on the stated problem."""
 _WORDS = re.compile(r"[^\W\d_]+")
@@ -176,6 +217,23 @@ OTHER_PERSON = re.compile(
     rf"|(?:o meu|a minha|meu|minha) {_PERSON} (?:comprou|encomendou|recebeu))(?![\w])"
 )
 """A clause about somebody else's order: its id is not this customer's subject."""
+
+WRONG_ACROSS = re.compile(
+    r"(?:(?:you|they|u) (?:sent|shipped|gave|delivered) (?:me |us )?|(?:i|we) (?:received|got) )"
+    r"(?:a|an|the|some) [^.?!;]{1,40}[.;!]+ *(?:but |and |yet )?(?:i|we) (?:had )?(?:ordered"
+    r"|bought|paid for|purchased)\b"
+    r"|(?:ordered|expected)\s*:[^.;!?\n]{1,60}[.;!\n]+\s*(?:received|got|arrived|came)\s*:"
+    r"|(?:vous m'avez|on m'a) (?:envoye|livre|expedie) [^.;!?]{1,40}[.;!]+ *(?:or |mais )?"
+    r"(?:j'avais|j'ai) commande"
+    r"|me (?:enviaron|mandaron|han enviado|han mandado|llego) [^.;!?]{1,40}[.;!]+ *(?:pero )?"
+    r"(?:yo )?(?:pedi|habia pedido|compre)\b"
+    r"|(?:me )?(?:enviaram|mandaram) [^.;!?]{1,40}[.;!]+ *(?:mas )?(?:eu )?(?:pedi|encomendei"
+    r"|tinha encomendado|comprei)\b"
+    r"|mi (?:avete|hanno) (?:mandato|spedito|inviato) [^.;!?]{1,40}[.;!]+ *(?:ma )?(?:io )?"
+    r"(?:avevo ordinato|ho ordinato|avevo comprato)"
+)
+"""Something else came, said across two sentences: "You sent me a raincoat. I ordered a
+camera", "Expected: a throw. Received: a raincoat"."""
 
 
 @dataclass(frozen=True)
@@ -222,9 +280,20 @@ class Understanding:
 def _negated(intent: Intent, clause: str, start: int, end: int) -> bool:
     if intent.not_after and pattern(intent.not_after).search(clause[:start]):
         return True
+    if intent.not_before and pattern_at(intent.not_before).match(clause, end):
+        return True
     if not intent.negatable:
         return False
     return bool(NEGATED_BEFORE.search(clause[:start]) or NEGATED_AFTER.match(clause[end - 1 :]))
+
+
+def _only_past(intent: Intent, clause: str) -> bool:
+    """True when every mention of the intent is one the customer already did ("I had
+    already cancelled it"): no cancellation is asked, and none is being called off."""
+    if not intent.not_after:
+        return False
+    before = pattern(intent.not_after)
+    return all(before.search(clause[: m.start()]) for m in pattern(intent.phrases).finditer(clause))
 
 
 def read_clause(text: str, context: str = "") -> ClauseReading:
@@ -245,7 +314,12 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
             negated.append(intent.name)
         else:
             found.append(intent.name)
-    if "cancellation" in negated and "keep_order" not in found and not NOT_WANTING.search(norm):
+    if (
+        "cancellation" in negated
+        and "keep_order" not in found
+        and not NOT_WANTING.search(norm)
+        and not _only_past(BY_NAME["cancellation"], norm)
+    ):
         found.append("keep_order")  # "please don't go ahead with cancelling": keep it
     return ClauseReading(
         text=text.strip(),
@@ -255,12 +329,32 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
     )
 
 
-def _resolve_redundant(found: list[str]) -> tuple[str, ...]:
+def _resolve_redundant(
+    found: list[str], apart: frozenset[tuple[str, str]] = frozenset()
+) -> tuple[str, ...]:
+    """The intents found, less those a more specific one makes redundant, unless the two are
+    about different orders (`apart`: "cancel 12364; 12334 I keep, do not cancel it")."""
     return tuple(
         name
         for intent in INTENTS
         if (name := intent.name) in found
-        and not any(other in found for other in BY_NAME[name].unless)
+        and not any(other in found and (name, other) not in apart for other in BY_NAME[name].unless)
+    )
+
+
+def _apart(clauses: tuple[ClauseReading, ...]) -> frozenset[tuple[str, str]]:
+    """Pairs (intent, the intent that would make it redundant) read in clauses that name
+    different orders: each is its own order's request."""
+    ids: dict[str, set[str]] = {}
+    for clause in clauses:
+        named = find_order_ids(clause.text)
+        for name in clause.intents:
+            ids.setdefault(name, set()).update(named)
+    return frozenset(
+        (name, other)
+        for name, own in ids.items()
+        for other in BY_NAME[name].unless
+        if own and ids.get(other) and not own & ids[other]
     )
 
 
@@ -286,16 +380,33 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     found = [
         name for c, other in zip(clauses, others, strict=True) if not other for name in c.intents
     ]
+    if "wrong_item" not in found and WRONG_ACROSS.search(" ".join(folded)):
+        found.append("wrong_item")
     if not found and not asks_something and any(THANKS.search(f) for f in folded):
         found = ["acknowledgement"]  # only thanks, nothing asked: nothing to do
-    intents = _resolve_redundant(found)
+    clashing = any(other in found for name in found for other in BY_NAME[name].unless)
+    intents = _resolve_redundant(found, _apart(clauses) if clashing else frozenset())
     if "acknowledgement" in intents and len(intents) > 1 and asks_something:
         # Thanks for one thing beside a request for another: the request is what to answer.
         intents = tuple(i for i in intents if i != "acknowledgement")
     if "acknowledgement" in intents and not asks_something:
-        # Thanks for what is done, and nothing asked: what it mentions is the past ("the
-        # refund for the double charge came through, all good"), not a request.
-        intents = ("acknowledgement",)
+        # Thanks for what is done, and nothing asked: what the thanking clauses mention is
+        # the past ("the refund for the double charge came through, all good"), not a request.
+        # A request stated after the thanks, in a clause of its own ("Arrived at last, but
+        # after all that I deserve a voucher"), still is one.
+        first = next(
+            (n for n, c in enumerate(clauses) if "acknowledgement" in c.intents), len(clauses)
+        )
+        stated = _resolve_redundant(
+            [
+                name
+                for n, (c, other) in enumerate(zip(clauses, others, strict=True))
+                if not other and "acknowledgement" not in c.intents
+                for name in c.intents
+                if name not in COMPANIONS and (n > first or name in ASKED_BY_NATURE)
+            ]
+        )
+        intents = stated or ("acknowledgement",)
     unaccounted: list[str] = []
     for clause, text, other in zip(clauses, folded, others, strict=True):
         if clause.intents or clause.negated or other or not clause.asks:
@@ -303,9 +414,7 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
         if COURTESY.match(text):
             continue
         # New content: words of no follow-up and used by no other clause of the ticket.
-        content = [
-            w for w in _WORDS.findall(text) if w not in FOLLOW_UP_WORDS and in_clauses[w] == 1
-        ]
+        content = [w for w in _WORDS.findall(text) if in_clauses[w] == 1 and not _follow_up_word(w)]
         if intents and len(content) <= MAX_FOLLOW_UP_CONTENT:
             continue  # a follow-up on the problem the ticket states ("What can you do?")
         if mentions_order is not None and mentions_order.search(clause.text) and len(text) < 40:
@@ -314,6 +423,10 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     return Understanding(
         own_text=own, clauses=clauses, intents=intents, unaccounted=tuple(unaccounted)
     )
+
+
+def _follow_up_word(word: str) -> bool:
+    return word in FOLLOW_UP_WORDS or word in FOLLOW_UP_MORE or word.startswith(FOLLOW_UP_STEMS)
 
 
 def is_other_persons(clause: str) -> bool:

@@ -54,6 +54,9 @@ PERSONAL = (
     r"(?:minha|meu|o meu|a minha) (?:encomenda|pedido|pacote|cartao|fatura|compra|dinheiro"
     r"|assinatura)",
     r"(?:encomendei|comprei|paguei|recebi)",
+    # Chatty English drops the "I": "ordered trail shoes and got a raincoat", "got charged twice".
+    r"(?:^|(?<=[.!?,;\n] ))(?:just |recently )?(?:ordered|bought|purchased|received|got charged"
+    r"|was charged|paid for)\b",
 )
 """Phrases that make a ticket about the customer's own order, not a general question."""
 
@@ -130,12 +133,24 @@ def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
     return not (pattern(GENERAL).search(text) or asks_without_a_self)
 
 
+RETRACTED = re.compile(
+    r"\b(\d{4,8})\b[\s.,;:!-]{0,6}(?:sorry|i mean|i meant|correction|oops|pardon|je veux dire"
+    r"|ich meine|quiero decir|perd[oó]n|scusa(?:te)?|intendo|ik bedoel|quer dizer|desculp[ae])"
+    r"[\s.,;:!-]{1,6}(?:i mean |it'?s |order |#)?(\d{4,8})\b",
+    re.IGNORECASE,
+)
+"""An id the customer takes back at once ("the speaker from 12379... sorry, 12369")."""
+
+
 def _own_order_ids(own_text: str) -> tuple[str, ...]:
-    """Order ids in the customer's own words, less those of somebody else's order."""
+    """Order ids in the customer's own words, less those of somebody else's order and those
+    the customer corrected."""
     parts = [p for c in CLAUSE.finditer(own_text) for p in BUT.split(c.group(0))]
     others = {i for p in parts if is_other_persons(p) for i in find_order_ids(p)}
+    corrected = {m.group(1): m.group(2) for m in RETRACTED.finditer(own_text)}
     # Ids read over the whole text too: an id joined across a clause break ("12345; 12350").
-    return tuple(i for i in find_order_ids(own_text) if i not in others)
+    found = [corrected.get(i, i) for i in find_order_ids(own_text)]
+    return tuple(i for i in dict.fromkeys(found) if i not in others)
 
 
 @lru_cache(maxsize=256)

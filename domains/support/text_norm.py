@@ -33,7 +33,7 @@ away and is not itself a word we know."""
 REAL_WORDS = frozenset(
     "charger chargers change changed parcel parcels orders border charity cancer "
     "created credit credits accounts payments points pointe twice twine writing wanting "
-    "checked chased worked waited".split()
+    "checked chased worked waited annulee annulees annulez remboursee remboursees".split()
 )
 """Real words one edit from a key word, never "corrected" into it."""
 MIN_LENGTH = 5

@@ -48,7 +48,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"[\d.,]+ ?(?:dollars|bucks|pounds|quid|euros?|usd|gbp|eur) back\b",
         r"(?:difference|rest|remainder|remaining (?:amount|balance|money)) (?:back|refunded|returned)",
         r"rest of (?:my|the) (?:money|refund|amount)",
-        r"reimburs",
+        r"reimburs(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
         r"(?:reimbers|reimbus|reembours|re-imburs|reimbur\b)",
         r"pay (?:me|us) back",
         r"repay (?:me|us|the)",
@@ -62,7 +62,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:waiting|wait) (?:for|on) (?:my|the|a) (?:money|funds|reimbursement|repayment)",
     ),
     "cancellation": (
-        r"cancel(?!l?ed\b)",
+        r"cancel(?!l?ed\b|ad[oa]s?\b|l?at[oaie]\b|ei\b|ou\b)",
         r"(?:cancle(?!d\b)|cancl(?:ing|ation)|cansel(?!l?ed\b)|cancal\b|cacnel|canncel|cnacel|canel\b|cancek\b|cancell\b)",
         r"(?:want|need|like|get|have|please|pls|plz) (?:it|this|that|them|both|everything|the order|my order|this order|that order|the whole order|the whole thing|the rest|order #?\d+|#\d+|\d{5}|the \w+) cancell?ed",
         r"be cancell?ed\b",
@@ -289,6 +289,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:stuck|stopped|froze|freezes) (?:on|at) (?:the )?(?:logo|boot|startup|start-up|loading) (?:screen|page)?",
     ),
     "wrong_item": (
+        # "nothing to do with what I ordered": something else came.
+        r"(?:nothing to do with|completely unrelated to|not even close to) (?:what (?:i|we)|the (?:thing|item|product|one)|my order)",
+        r"(?:sent|received|got|came|arrived|delivered)\b[^.?!]{0,50}\b(?:nothing to do with|unrelated to) (?:my|the|what)",
         r"wrong (?:item|items|product|products|model|size|sizes|colou?r|colou?rs|thing|things|one|ones|book|books|article|version|variant|flavou?r|style|shoe|shoes|part|parts|order|parcel|package|box|edition|type|shade|pattern|set|pair|capacity|length|design|bundle|kit|goods|stuff|dress|shirt|jacket|phone|case|cable|charger|game|print|brand|quantity|model number|sku)\b",
         r"(?:worng|wrnog|wromg|wron|rong|wrog) (?:item|product|size|colou?r|order|one|thing|model|stuff)\b",
         r"(?:sent|shipped|delivered|received|recieved|recived|got|gotten|given|packed|sent me|sent us|supplied|dispatched|mailed|posted|came with|arrived with|included|contained|containing|gave me|gave us)\s(?:me |us )?(?:the |a |an |completely |totally |entirely |some |two |2 )*(?:wrong|incorrect|different|random|someone else'?s|somebody else'?s|wrongly)\b(?! (?:address|day|time|date|charge|amount|price|email|account|card|answer|reply|respons|story|message|excuse|info|tracking|number|link|code|person|agent|courier|driver|advice|explanation|update|refund|total|delivery date|estimate|eta|reason|house|location|depot|city|town|country))",
@@ -412,6 +415,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:present|gift) card\b",
     ),
     "callback": (
+        # Agreeing to a call time: "Tomorrow at 9:30am works for me", "3pm suits".
+        r"(?:\d{1,2}(?::\d\d)? ?(?:am|pm)|\d{1,2}:\d\d) (?:\w+ ){0,2}(?:works|suits|is fine|is good|would work)",
         r"call (?:me|us)\b(?! (?:out|names|a liar|stupid|crazy|an idiot))",
         r"call ?back",
         r"call-back",
@@ -611,7 +616,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"missing from (?:the|my|our) (?:box|parcel|package|order|delivery|shipment|kit|set|bundle|pack)",
         r"(?:item|items|part|parts|piece|pieces|component|components|accessory|accessories|cable|charger|lead|plug|adapter|remote|battery|batteries|screws|bolts|lid|manual|instructions|bits|product|products|one|half|rest|other one|second one|hardware|fixings)\s(?:is |are |was |were |seems |seem |appears |appear )?(?:to be )?(?:missing|mising|not (?:in (?:the|my) (?:box|parcel|package|order|delivery)|included|there)|wasn'?t (?:in (?:the|my) (?:box|parcel|package|order|delivery)|included|there)|weren'?t (?:in (?:the|my) (?:box|parcel|package|order|delivery)|included|there)|absent|left out|not inside)\b",
         r"(?:one|two|some|half|part|a few|several|\d|three|one or two) of (?:the|my) (?:items?|\w+) (?:is |are |was |were )?(?:missing|not (?:in|included|there)|didn'?t (?:come|arrive)|never (?:came|arrived)|hasn'?t (?:come|arrived))",
-        r"only (?:got|received|recieved|came with|contained|arrived with|sent|delivered|found|gave me) (?:\w+ )?(?:one|1|two|2|three|3|half|part|some|\d of|\d out of|one of|two of)\b(?! (?:email|reply|response|message|text|call|update|notification|of (?:your|the) (?:emails|replies|messages)))",
+        r"only (?:got|received|recieved|came with|contained|arrived with|sent|delivered|found|gave me) (?:\w+ )?(?:one|1|two|2|three|3|half|part|some|\d of|\d out of|one of|two of)\b(?! (?:email|reply|response|message|text|call|update|notification|of (?:your|the) (?:emails|replies|messages)|of (?:my|the|your|our) (?:refund|money|payment)))",
         r"only (?:\d|one|two|three|half) (?:of|out of) ",
         r"(?:\d|one|two|three|an|a) (?:items?|pieces?|parts?) (?:missing|short)",
         r"(?:isn'?t|is not|wasn'?t|was not|weren'?t|were not|aren'?t|are not|not) (?:in|inside|included in) (?:the|my) (?:box|parcel|package|delivery|order|bag|envelope|shipment)",

@@ -64,7 +64,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"mes sous",
         r"somme (?:due|a rembourser)",
         # Spanish
-        r"reembols",
+        r"reembols(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
         r"rembols",
         r"reenbols",
         r"reembolz",
@@ -317,6 +317,12 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"no da (?:senal|imagen)",
     ),
     "wrong_item": (
+        # "n'a rien à voir avec ma commande", "no tiene nada que ver": something else came.
+        r"rien a voir avec (?:ce que|ma commande|la commande|mon achat|l'article|le produit)",
+        r"(?:recu|envoye|livre|arrive|expedie)\w*\b[^.?!]{0,50}\brien a voir",
+        r"nada que ver con (?:lo que|mi pedido|el pedido|mi compra|el producto)",
+        r"(?:llego|llegaron|recibi|enviaron|mandaron|vino|entregaron|mandado|enviado)\b[^.?!]{0,50}"
+        r"\bno tienen? nada que ver",
         # French
         r"(?:pas|aucun) (?:du tout )?(?:le bon|la bonne|les bons|les bonnes) (?:article|produit|modele|taille|couleur|colis|reference|piece|objet|commande|pointure|version)",
         r"(?:pas|n'est pas|ce n'est pas) (?:ce que|celui que|celle que|ceux que|celles que) (?:j'ai|j ai|jai|nous avons|on a) commande",
@@ -403,6 +409,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"regresarlo",
     ),
     "price_error": (
+        # "costs 20 € less now" in any tense.
+        r"(?:coute|coutent|coutait|vaut|valent)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?(?:de )?moins",
+        r"(?:cuesta|cuestan|costaba|costaban|vale|valen)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?menos",
         # French
         r"(?:baisse|chute|diminution|reduction) (?:de|du|des) prix",
         r"(?:le )?prix (?:a|est|a ete) (?:baisse|diminue|chute|reduit|descendu)",
@@ -678,7 +687,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"ne touchez (?:pas )?a (?:ma|la) commande",
         # Spanish
         r"no (?:lo |la |los |las |me lo |me la )?(?:cancelen|cancele|canceles|cancelar|anulen|anule|anular)\b",
-        r"(?:ya )?no (?:quiero|deseo|necesito|hace falta|es necesario|hay que) (?:lo |la )?(?:cancelar|anular)",
+        r"(?:ya no (?:quiero|deseo)|(?:ya )?no (?:necesito|hace falta|es necesario|hay que)) (?:lo |la )?(?:cancelar|anular)",
         r"me (?:lo|la|los|las) (?:quedo|quedare|voy a quedar)",
         r"(?:quedarme|me quedo|me voy a quedar) con (?:el|la|mi|los|las|este|esta) (?:pedido|compra|orden|producto|articulo)",
         r"quedarme(?:lo|la|los|las)\b",
@@ -792,6 +801,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"piratea",
         r"cuenta (?:fue |ha sido |esta )?(?:hackeada|comprometida|robada|pirateada|jaqueada|vulnerada|intervenida)",
         r"(?:alguien|otra persona|un desconocido|un tercero) (?:ha |esta |habria )?(?:entrado|entro|usado|uso|usando|accedio|accedido|utilizo|utilizado|compro|hizo un pedido) (?:a |en |con )?mi",
+        # Any tense of "made / placed / bought" an order with the customer's account.
+        r"(?:alguien|otra persona|un desconocido|un tercero) (?:\w+ ){0,2}(?:hecho|hizo|realizado"
+        r"|realizo|comprado|compro|pedido|pidio) (?:\w+ ){0,3}(?:con|en|desde|a nombre de) (?:mi|mis)"
+        r" (?:cuenta|tarjeta|datos|perfil|nombre)",
         r"(?:robo|suplantacion|usurpacion) de (?:identidad|cuenta|datos)",
         r"(?:cambiaron|han cambiado) mi (?:contrasena|clave|correo|email)",
         r"(?:pedido|compra|cargo|cobro)s? (?:hech|realizad)[oa]s? sin mi",

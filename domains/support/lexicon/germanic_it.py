@@ -131,7 +131,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"geld (?:\w+ )?terug ?(?:te )?(?:krijgen|ontvangen|gestort|overmaken)",
         r"(?:maak|maken|maakt) (?:\w+ ){0,3}(?:geld|bedrag) (?:\w+ )?(?:terug )?over",
         # Italian
-        r"rimbors",
+        r"rimbors(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
         r"rinbors",
         r"rimborz",
         r"riaccredit",
@@ -461,6 +461,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|danneggiat|ammaccat|graffiat|spaccat|crepat|in pezzi)",
     ),
     "defective_item": (
+        # A machine's own verb and "nicht mehr": "mahlt nicht mehr", "lädt seit gestern nicht mehr".
+        r"(?:mahlt|laeuft|laedt|startet|heizt|kocht|leuchtet|spielt|zeigt|dreht|schaltet|funkt"
+        r"|springt|piept|blinkt|koppelt|verbindet|kuehlt|saugt|druckt|zuendet)\w* (?:\w+ ){0,3}"
+        r"(?:nicht mehr|ueberhaupt nicht mehr|gar nicht mehr)",
         # German
         r"(?<!code )(?<!link )(?<!karte )(?<!zahlung )(?<!seite )(?<!app )(?<!gutschein )(?<!login )"
         r"(?<!paypal )(?<!passwort )funktioniert (?:\w+ )?(?:nicht|nich\b|ned\b|kaum|nur noch|nur manchmal"
@@ -587,6 +591,13 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"inceppat",
     ),
     "wrong_item": (
+        # "hat nichts mit meiner Bestellung zu tun", "niets te maken met", "non c'entra niente".
+        r"nichts mit (?:meiner |der |dem |meinem |was )?(?:\w+ )?(?:bestellung|bestellt\w*|artikel)"
+        r" zu tun",
+        r"niets te maken met (?:mijn |wat ik |de |het )?(?:bestelling|besteld|artikel|product)",
+        r"(?:arrivat|ricevut|mandat|spedit|inviat|consegnat)\w*\b[^.?!]{0,50}\b(?:non c'entra"
+        r"(?:no)? (?:niente|nulla)|(?:niente|nulla) a che (?:fare|vedere))",
+        r"(?:niente|nulla) a che (?:fare|vedere) con (?:quello che|il mio ordine|l'ordine|cio che)",
         # German
         r"falsch\w* (?:artikel|produkt|ware|modell|paket|teil|buch|gegenstand|sache|lieferung|ding"
         r"|ger(?:ae|a)t|variante|version|ausf(?:ue|u)hrung|sendung|schuhe|st(?:ue|u)ck|inhalt|p(?:ae|a)ckchen)",
@@ -771,6 +782,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"\brma\b",
     ),
     "price_error": (
+        # "costs 20 € less now" in any tense.
+        r"(?:costa|costano|costava|costavano)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?in meno",
+        r"(?:kostet|kosten|kostete|kosteten)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?weniger",
+        r"(?:kost|kosten|kostte|kostten)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?minder",
         # German
         r"preis (?:\w+ ){0,4}(?:gesenkt|gefallen|reduziert|runtergesetzt|heruntergesetzt|gesunken|niedriger"
         r"|g(?:ue|u)nstiger|billiger|falsch|anders|h(?:oe|o)her|ge(?:ae|a)ndert)",
@@ -1146,6 +1161,15 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:perfetto|ottimo),? grazie",
     ),
     "goodwill_credit": (
+        # A voucher or a gesture "for all the trouble", in either order.
+        r"(?:gutschein|gutschrift|rabatt|entschaedigung|kulanz\w*|trostpflaster|kleinigkeit|geste)"
+        r"\b[^.?!]{0,40}\b(?:fuer|wegen) (?:den |das |die |all den |den ganzen |das ganze |die ganze )?"
+        r"(?:\w+ )?(?:aufwand|aerger|umstand|umstaende|warterei|unannehmlichkeit\w*|stress|theater"
+        r"|chaos|verspaetung|verzoegerung)",
+        r"(?:fuer|wegen) (?:den |das |die |all den |den ganzen |das ganze |die ganze )?(?:\w+ )?"
+        r"(?:aufwand|aerger|umstand|umstaende|warterei|unannehmlichkeit\w*|stress|theater|chaos)"
+        r"\b[^.?!]{0,40}\b(?:gutschein|gutschrift|rabatt|entschaedigung|kulanz|trostpflaster"
+        r"|kleinigkeit|geste)",
         # German
         r"entsch(?:ae|a)dig",
         r"kulanz",
@@ -1410,7 +1434,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         # German
         r"(?:habe|hab|haben) (?:\w+ ){0,4}(?:nicht|nie|niemals|keine) (?:\w+ ){0,2}(?:aufgegeben|get(?:ae|a)tigt"
         r"|autorisiert|veranlasst|genehmigt)",
-        r"(?:habe|hab|haben) (?:\w+ ){0,3}(?:nie|niemals|gar nicht|(?:ue|u)berhaupt nicht|nichts) (?:\w+ )?"
+        r"(?:habe|hab|haben) (?:\w+ ){0,3}(?:nie|niemals|gar nicht|(?:ue|u)berhaupt nicht|(?<!noch )nichts) (?:\w+ )?"
         r"(?:bestellt|gekauft)",
         r"(?:nicht|nie|niemals) (?:von mir|ich) (?:bestellt|aufgegeben|get(?:ae|a)tigt|veranlasst)",
         r"nicht von mir\b",

@@ -34,7 +34,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:cobraram|cobrou|debitaram|descontaram)(?: me|-me)? (?:de novo|novamente|outra vez)",
     ),
     "refund_request": (
-        r"reembols(?!ad|aram|ou\b)",
+        r"reembols(?!ad|aram|ou\b|o (?:da|de|pela|do) (?:empresa|firma|seguradora|seguro|trabalho|patrao))",
         r"(?:quando|ainda nao|nao) (?:\w+ ){0,2}reembolsad",
         r"(?:rembols|reenbols|reimbols|reembolc|rembolc|reembous|reembouls|reemblos)",
         r"estorn(?!ad|aram|ou\b)",
@@ -162,6 +162,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|carregamento|ecra|tela|som|ligacao)",
     ),
     "wrong_item": (
+        # "não tem nada a ver com o que pedi": something else came.
+        r"nada a ver com (?:o que|a minha|o meu|a encomenda|o pedido|o produto|aquilo)",
+        r"(?:recebi|chegou|veio|vieram|enviaram|mandaram|entregaram)\b[^.?!]{0,50}\bnao tem nada a"
+        r" ver",
         r"(?:produto|artigo|item|tamanho|cor|modelo|encomenda|pedido|coisa|versao|livro"
         r"|peca)s? (?:\w+ )?errad",
         r"(?:enviaram|mandaram|recebi|recebemos|veio|vieram|chegou|chegaram|entregaram|enviou"
@@ -169,7 +173,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:enviaram|mandaram|veio|vieram|recebi|chegou|entregaram)(?: me|-me)? (?:\w+ ){0,2}"
         r"(?:outro|outra|diferente) (?:produto|artigo|item|modelo|cor|tamanho|coisa|livro)",
         r"(?:produto|artigo|item|modelo) diferente",
-        r"nao (?:e|era|sao|eram) (?:o |a |os |as )?(?:\w+ )?(?:que|qual) (?:eu )?(?:pedi"
+        r"nao (?:e|era|sao|eram|foi|foram) (?:o |a |os |as |isso |isto )?(?:\w+ )?(?:que|qual) (?:eu )?(?:pedi"
         r"|encomendei|comprei|escolhi|encomendamos)",
         r"nao corresponde (?:ao|a|com o|com a|aquilo) (?:\w+ )?(?:que|pedido|encomenda"
         r"|encomendado|anuncio|descricao|comprado|foto)",
@@ -211,6 +215,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:recolher|recolham|buscar|busquem) (?:o |a )?(?:produto|artigo|encomenda)",
     ),
     "price_error": (
+        r"(?:custa|custam|custava|custavam)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?(?:a )?menos",
         r"(?:preco|valor)s? (?:\w+ ){0,3}(?:baixou|baixaram|desceu|caiu|diminuiu|reduziu"
         r"|mais baixo|menor|inferior|em promocao|em saldo)",
         r"(?:baixou|baixaram|desceu|caiu|reduziram|reduziu|baixaram) (?:o |de |os )?(?:preco"
@@ -332,6 +337,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"nao (?:e |e mais |)(?:preciso|necessario) (?:mais nada|fazer nada)",
         r"ja (?:deu|esta) certo",
         r"valeu,? (?:ja|tudo|chegou|resolvido)",
+        r"^\W*tudo (?:certo|ok|resolvido|em ordem)\b",
     ),
     "goodwill_credit": (
         r"compensac",
@@ -363,10 +369,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|compens|oferec)",
     ),
     "keep_order": (
-        r"nao (?:cancelem|cancele|cancela|cancelar|quero cancelar|queremos cancelar|anulem|anule"
-        r"|anular|quero anular|precisa cancelar|precisam cancelar|e preciso cancelar"
+        r"nao (?:cancelem|cancele|cancela|cancelar|quero mais cancelar|anulem|anule"
+        r"|anular|precisa cancelar|precisam cancelar|e preciso cancelar"
         r"|e necessario cancelar|ha necessidade de cancelar|ha necessidade de anular)",
-        r"(?:ja )?nao (?:preciso|precisamos|quero|queremos) (?:de |mais |)(?:cancelar|anular"
+        r"(?:(?:ja )?nao (?:preciso|precisamos) (?:de |mais |)|ja nao (?:quero|queremos) (?:mais )?|nao (?:quero|queremos) mais )(?:cancelar|anular"
         r"|o cancelamento|a anulacao|cancelamento)",
         r"(?:ja )?nao (?:e|e mais) (?:preciso|necessario) (?:cancelar|anular)",
         r"(?:esquecam|esqueca|ignorem|ignore|desconsiderem|desconsidere)[^.?!]{0,40}"
