@@ -275,12 +275,14 @@ async def test_provider_errors_are_named_by_kind(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("planner", ["llm", "rules"])
+@pytest.mark.parametrize(("planner", "preflight"), [("rules", "1"), ("llm", "0"), ("rules", "0")])
 def test_a_refused_api_key_is_one_line_and_its_own_exit_code(
-    muster_env: MusterEnv, openai_server: RunningServer, planner: str
+    muster_env: MusterEnv, openai_server: RunningServer, planner: str, preflight: str
 ) -> None:
-    """HTTP 401 from the provider: exit 7 with the kind and the fix, and no model is asked
-    again once it refused (the workers' escalations and the answer writer are not sent)."""
+    """HTTP 401 from the provider: exit 7 with the kind and the fix in one line. The
+    preflight's one-token request meets it before anything runs; without the preflight the
+    planner (a ProviderError) or the first workers meet it, and once the model refused no
+    worker, escalation or answer writer asks it again."""
     result = muster_env.cli(
         "run",
         "Order #12333 was charged twice",
@@ -288,19 +290,23 @@ def test_a_refused_api_key_is_one_line_and_its_own_exit_code(
         "openai:gpt-test",
         "--planner",
         planner,
-        extra_env={"OPENAI_API_KEY": "wrong", "OPENAI_BASE_URL": openai_server.base_url},
+        extra_env={
+            "OPENAI_API_KEY": "wrong",
+            "OPENAI_BASE_URL": openai_server.base_url,
+            "MUSTER_MODEL_PREFLIGHT": preflight,
+        },
     )
     assert result.returncode == 7, (result.stdout, result.stderr)
-    out = result.stderr + result.stdout
-    assert "provider_auth" in out and "check OPENAI_API_KEY" in out
-    asked = [e for e in openai_server.script.exchanges if e.status == 401]
-    if planner == "llm":
-        assert [e.kind for e in asked] == ["planner"]
-        (line,) = [x for x in result.stderr.splitlines() if x.startswith("muster: provider")]
-        assert "check OPENAI_API_KEY" in line and "Traceback" not in result.stderr
-    else:
-        # The first wave's workers may ask at once; nothing after the first refusal does.
-        assert 1 <= len(asked) <= 3 and all(e.kind.startswith("worker:") for e in asked)
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("muster: provider error")]
+    assert "provider_auth" in line and "check OPENAI_API_KEY" in line
+    assert "Traceback" not in result.stderr
+    asked = [e.kind for e in openai_server.script.exchanges if e.status == 401]
+    if preflight == "1":
+        assert asked == ["other"]  # the preflight, and nothing after it
+    elif planner == "llm":
+        assert asked == ["planner"]
+    else:  # the first wave's workers may ask at once; nothing after the first refusal does
+        assert 1 <= len(asked) <= 3 and all(kind.startswith("worker:") for kind in asked)
 
 
 @pytest.mark.integration

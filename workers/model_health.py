@@ -82,3 +82,34 @@ class ModelHealth:
         """Remember a failed call's reason if it is one no retry heals (the first wins)."""
         if reason in PERMANENT_PROVIDER_REASONS and model not in self.faults:
             self.faults[model] = ModelFault(model, reason, note)
+
+
+PREFLIGHT_ENV = "MUSTER_MODEL_PREFLIGHT"
+"""`0` turns the provider preflight off (`preflight`)."""
+
+
+async def preflight(model: object, *, timeout_s: float = 10.0) -> None:
+    """Ask a provider model for one token before a command runs anything, so a refused key,
+    an exhausted quota or an unknown model reaches the terminal in one line within a second
+    or two, instead of after servers start and every worker has failed (`ProviderError`,
+    exit 7). A failure that may heal (a timeout, a 5xx) is left to the run. Muster's own
+    models, and `MUSTER_MODEL_PREFLIGHT=0`, skip it. It costs one token of output."""
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import HumanMessage
+
+    from workers.errors import ProviderError
+    from workers.model_errors import describe, model_failure
+    from workers.models import writes_prose
+
+    if os.environ.get(PREFLIGHT_ENV, "1") == "0" or not isinstance(model, BaseChatModel):
+        return
+    if not writes_prose(model):
+        return
+    try:
+        await asyncio.wait_for(
+            model.bind(max_tokens=1).ainvoke([HumanMessage("ping")]), timeout=timeout_s
+        )
+    except Exception as error:  # named below; anything that may heal is the run's to meet
+        reason = model_failure(error)
+        if reason in PERMANENT_PROVIDER_REASONS:
+            raise ProviderError(describe(reason, error)) from None

@@ -55,6 +55,7 @@ from graph.approvers import (
 from graph.services import Services
 from graph.trace import THREAD_ID
 from workers.errors import MusterError
+from workers.model_health import preflight
 
 COMMAND_STARTED = time.monotonic()
 """When this command began (its modules load only once a command runs): `--json`'s
@@ -151,6 +152,8 @@ async def _finish(
     *,
     services: Services | None = None,
 ) -> int:
+    # A refused key or an unknown model is one line at once (exit 7), not a run of failures.
+    await preflight(runtime.services.models("worker"))
     control = RunControl()
     # Installed for the rest of the process: a signal after the run is a no-op drain.
     drain = SignalDrain(progress.line, in_flight="work in flight")
