@@ -172,7 +172,12 @@ class SqliteThreadLeases:
             self._forget()
         check_db_path(self.db, must_exist=self.must_exist)
         try:
-            conn = sqlite3.connect(self.db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            # check_same_thread off: the connection is kept per thread already (the key),
+            # and a thread id Python reuses after a thread ended (a server's request thread,
+            # a test's event loop) must not turn a kept connection into a ProgrammingError.
+            conn = sqlite3.connect(
+                self.db, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
             # Like the checkpointer's: in WAL mode, NORMAL skips the fsync on each commit.
             # A lease is worth no fsync (a power cut loses the process that held it anyway),
             # and with FULL every acquire and release stalled the event loop on the disk.
