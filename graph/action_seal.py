@@ -16,6 +16,7 @@ random key kept in a file outside the store, created on first use with mode 0600
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import os
@@ -54,22 +55,30 @@ def _key_from(path: Path) -> bytes:
 
 
 def seal_key() -> bytes:
-    """The key seals are made with (see the module docstring)."""
+    """The key seals are made with (see the module docstring). The first call may create
+    the key file: from a graph node, use `seal_key_off_loop`."""
     from_env = os.environ.get(KEY_ENV)
     return from_env.encode() if from_env else _key_from(key_file())
 
 
-def seal_of(thread: str, action: ProposedAction) -> str:
-    """The seal of `action` proposed in `thread`."""
+async def seal_key_off_loop() -> bytes:
+    """`seal_key` on a worker thread: reading (or creating) the key file is blocking I/O,
+    which an event loop must not do (LangGraph's dev server refuses it outright)."""
+    return await asyncio.to_thread(seal_key)
+
+
+def seal_of(thread: str, action: ProposedAction, key: bytes | None = None) -> str:
+    """The seal of `action` proposed in `thread` (with `key`, else `seal_key()`)."""
     message = canonical_json([thread, action.tool, action.args, action.proposed_by])
-    return hmac.new(seal_key(), message.encode(), hashlib.sha256).hexdigest()[:40]
+    secret = key if key is not None else seal_key()
+    return hmac.new(secret, message.encode(), hashlib.sha256).hexdigest()[:40]
 
 
-def sealed(thread: str, action: ProposedAction) -> ProposedAction:
+def sealed(thread: str, action: ProposedAction, key: bytes | None = None) -> ProposedAction:
     """`action` carrying its seal."""
-    return action.model_copy(update={"seal": seal_of(thread, action)})
+    return action.model_copy(update={"seal": seal_of(thread, action, key)})
 
 
-def seal_holds(thread: str, action: ProposedAction) -> bool:
+def seal_holds(thread: str, action: ProposedAction, key: bytes | None = None) -> bool:
     """True if `action` is exactly what was proposed in `thread`."""
-    return bool(action.seal) and hmac.compare_digest(action.seal, seal_of(thread, action))
+    return bool(action.seal) and hmac.compare_digest(action.seal, seal_of(thread, action, key))

@@ -31,7 +31,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from checkpoints.audit import EXECUTION
-from graph.action_seal import seal_holds
+from graph.action_seal import seal_holds, seal_key_off_loop
 from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, load_approvers
 from graph.domains import pack_for_state, pack_of
 from graph.kill_switch import paused
@@ -200,7 +200,7 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
     digest = approval_digest(action, key)
     config = await asyncio.to_thread(load_approvers)  # a file read; Studio forbids blocking
     services = await services_for(runtime)
-    if not seal_holds(thread, action):
+    if not seal_holds(thread, action, await seal_key_off_loop()):
         return {"actions": [_unsealed(services, action, digest, key)]}
     done = await _done_already(services, action, digest, key)
     if done is not None:

@@ -24,7 +24,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
 from checkpoints.announce import when_saved
-from graph.action_seal import sealed
+from graph.action_seal import seal_key_off_loop, sealed
 from graph.services import Services, services_for, superstep
 from graph.state import MusterState, current_reports, satisfying_report
 from workers.contracts import Handoff, Report
@@ -120,8 +120,9 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
         )
     if report.proposed_actions:  # sealed as they enter the state (graph/action_seal.py)
         thread = str(get_config().get("configurable", {}).get("thread_id", ""))
+        key = await seal_key_off_loop()
         report = report.model_copy(
-            update={"proposed_actions": [sealed(thread, a) for a in report.proposed_actions]}
+            update={"proposed_actions": [sealed(thread, a, key) for a in report.proposed_actions]}
         )
     return {"reports": [report]}
 
