@@ -384,3 +384,58 @@ async def test_a_cancelled_packet_cancels_its_model_request(
             await run_task
         assert await asyncio.to_thread(script.abandonment.wait, 10)
     assert all(e.abandoned for e in script.of_kind("worker:policy"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("status", "code", "reason", "exit_code"),
+    [
+        (429, "insufficient_quota", "provider_quota", 8),
+        (404, "model_not_found", "unknown_model", 9),
+    ],
+)
+def test_quota_and_unknown_model_are_one_line_with_their_own_exit_codes(
+    muster_env: MusterEnv,
+    openai_server: RunningServer,
+    status: int,
+    code: str,
+    reason: str,
+    exit_code: int,
+) -> None:
+    message = "You exceeded your current quota" if status == 429 else "The model does not exist"
+    error = {"error": {"message": message, "type": "invalid_request_error", "code": code}}
+    openai_server.script.fail = {"other": (status, error)}  # the preflight's request
+    result = muster_env.cli(
+        "run",
+        "Order #12333 was charged twice",
+        "--model",
+        "openai:gpt-test",
+        extra_env={"OPENAI_API_KEY": "test", "OPENAI_BASE_URL": openai_server.base_url},
+    )
+    assert result.returncode == exit_code, (result.stdout, result.stderr)
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("muster: provider error")]
+    assert f"({reason})" in line and "Traceback" not in result.stderr
+    assert not [e for e in openai_server.script.exchanges if e.kind.startswith("worker:")]
+
+
+@pytest.mark.slow
+def test_an_unreachable_endpoint_is_one_line_and_exit_10(muster_env: MusterEnv) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = muster_env.cli(
+        "run",
+        "Order #12333 was charged twice",
+        "--model",
+        "openai:gpt-test",
+        extra_env={
+            "OPENAI_API_KEY": "test",
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+            "NO_PROXY": "127.0.0.1",
+        },
+    )
+    assert result.returncode == 10, (result.stdout, result.stderr)
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("muster: provider error")]
+    assert "(provider_unreachable)" in line and "OPENAI_BASE_URL" in line

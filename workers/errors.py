@@ -40,4 +40,11 @@ class RosterError(ConfigError):
 
 class ProviderError(PlannerCallError):
     """The model provider refused for a reason no retry heals (a bad API key, no quota, an
-    unknown model): the message is one line naming the kind and the fix; `muster` exits 7."""
+    unknown model) or could not be reached: the message is one line naming the kind and the
+    fix; `muster` exits with the kind's own code (7 to 10)."""
+
+    def __init__(self, message: str, *, reason: str = "provider_auth") -> None:
+        super().__init__(message)
+        self.reason = reason
+        """The failure's reason (`provider_auth`, `provider_quota`, `unknown_model`,
+        `provider_unreachable`)."""

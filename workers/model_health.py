@@ -92,7 +92,8 @@ async def preflight(model: object, *, timeout_s: float = 10.0) -> None:
     """Ask a provider model for one token before a command runs anything, so a refused key,
     an exhausted quota or an unknown model reaches the terminal in one line within a second
     or two, instead of after servers start and every worker has failed (`ProviderError`,
-    exit 7). A failure that may heal (a timeout, a 5xx) is left to the run. Muster's own
+    exit 7 to 10); an endpoint that cannot be reached too. A failure that may heal (a
+    timeout, a 5xx, a rate limit) is left to the run. Muster's own
     models, and `MUSTER_MODEL_PREFLIGHT=0`, skip it. It costs one token of output."""
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import HumanMessage
@@ -111,5 +112,7 @@ async def preflight(model: object, *, timeout_s: float = 10.0) -> None:
         )
     except Exception as error:  # named below; anything that may heal is the run's to meet
         reason = model_failure(error)
-        if reason in PERMANENT_PROVIDER_REASONS:
-            raise ProviderError(describe(reason, error)) from None
+        # Unreachable counts here: at a command's start it is a wrong URL or a server not
+        # started, and the run would only wait out every worker's retries to say so.
+        if reason in (*PERMANENT_PROVIDER_REASONS, "provider_unreachable"):
+            raise ProviderError(describe(reason, error), reason=reason) from None

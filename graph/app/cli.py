@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except ProviderError as error:
         print(f"muster: provider error: {error}", file=sys.stderr)
-        return ExitCode.PROVIDER
+        return ExitCode.for_provider(error.reason) or ExitCode.PROVIDER_AUTH
     except MusterError as error:
         print(f"muster: error: {error}", file=sys.stderr)
         return ExitCode.BAD_INPUT

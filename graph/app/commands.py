@@ -82,13 +82,11 @@ def emit_result(
         started=COMMAND_STARTED,
     )
     code = ExitCode.for_run(values, waiting=waiting)
-    if code is ExitCode.PROVIDER:  # the one line that says what to fix, where errors go
-        from workers.model_errors import PERMANENT_PROVIDER_REASONS
-
-        refused = next(
-            r for r in values.get("reports") or [] if r.reason in PERMANENT_PROVIDER_REASONS
-        )
-        print(f"muster: provider error: {refused.worker}'s {refused.note}", file=sys.stderr)
+    refused = [
+        r for r in values.get("reports") or [] if ExitCode.for_provider(str(r.reason)) is code
+    ]
+    if refused:  # the one line that says what to fix, where errors go
+        print(f"muster: provider error: {refused[0].worker}'s {refused[0].note}", file=sys.stderr)
     return code
 
 
@@ -152,7 +150,8 @@ async def _finish(
     *,
     services: Services | None = None,
 ) -> int:
-    # A refused key or an unknown model is one line at once (exit 7), not a run of failures.
+    # A refused key, no quota, an unknown model or an endpoint that cannot be reached is one
+    # line at once (exit 7 to 10), not a run of failures.
     await preflight(runtime.services.models("worker"))
     control = RunControl()
     # Installed for the rest of the process: a signal after the run is a no-op drain.

@@ -57,11 +57,10 @@ class ExitCode(IntEnum):
         "stopped cleanly by SIGINT/SIGTERM: state is checkpointed, "
         "`muster resume THREAD` continues",
     )
-    PROVIDER = (
-        7,
-        "the model provider refused for good: a bad API key, no quota or an unknown model "
-        "(the message says which and how to fix it)",
-    )
+    PROVIDER_AUTH = 7, "the model provider refused the API key (the message says which to fix)"
+    PROVIDER_QUOTA = 8, "the model provider says the account's quota is used up"
+    UNKNOWN_MODEL = 9, "the model provider does not serve the model --model names"
+    PROVIDER_UNREACHABLE = 10, "the model provider's endpoint could not be reached"
     INTERRUPTED = 130, "interrupted (Ctrl-C) before a run could drain"
 
     @classmethod
@@ -74,15 +73,26 @@ class ExitCode(IntEnum):
         return cls.DEGRADED if answer.degraded or answer.needs_human else cls.OK
 
     @classmethod
-    def for_run(cls, values: Mapping[str, Any], *, waiting: bool) -> ExitCode:
-        """The code for a thread's state: `PROVIDER` when a worker's model was refused for
-        good (the answer names it; fixing the key and resuming continues), else as
-        `for_answer`."""
-        from workers.model_errors import PERMANENT_PROVIDER_REASONS  # loaded once a run ran
+    def for_provider(cls, reason: str) -> ExitCode | None:
+        """The code for a provider failure that ends a command (its reason), if it has one."""
+        return {
+            "provider_auth": cls.PROVIDER_AUTH,
+            "provider_quota": cls.PROVIDER_QUOTA,
+            "unknown_model": cls.UNKNOWN_MODEL,
+            "provider_unreachable": cls.PROVIDER_UNREACHABLE,
+        }.get(reason)
 
+    @classmethod
+    def for_run(cls, values: Mapping[str, Any], *, waiting: bool) -> ExitCode:
+        """The code for a thread's state: a provider code when a worker's model was refused
+        or could not be reached (the answer and one line name it; fix it and resume), else as
+        `for_answer`."""
         failed = {r.packet_id: r.reason for r in values.get("reports") or []}
-        if not waiting and any(r in PERMANENT_PROVIDER_REASONS for r in failed.values()):
-            return cls.PROVIDER
+        if not waiting:
+            for reason in failed.values():
+                code = cls.for_provider(str(reason))
+                if code is not None:
+                    return code
         return cls.for_answer(values.get("answer"), waiting=waiting)
 
     @classmethod

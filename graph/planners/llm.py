@@ -215,8 +215,9 @@ class LlmPlanner:
                 off_schema = f"the LLM planner's plan is off its schema: {problem}"
                 raise BadPlanError(off_schema) from error
             reason = model_failure(error)
-            if reason in PERMANENT_PROVIDER_REASONS:
-                raise ProviderError(f"the planner's {describe(reason, error)}") from error
+            if reason in (*PERMANENT_PROVIDER_REASONS, "provider_unreachable"):
+                message = f"the planner's {describe(reason, error)}"
+                raise ProviderError(message, reason=reason) from error
             raise PlannerCallError(
                 f"the LLM planner could not produce a plan: {type(error).__name__}: {error}"
             ) from error
