@@ -25,6 +25,9 @@ class RunLimits:
     """Total model turns across all workers."""
     max_tokens: int = 200_000
     """Total tokens across all workers."""
+    max_cost_usd: float | None = None
+    """Total money the workers' priced model calls may cost (`--max-cost`, US dollars; None:
+    no money budget). Checked at the barrier like tokens (`workers.cost` prices each call)."""
     deadline_at: float | None = None
     """Epoch seconds after which no new work starts (None: this invocation sets none; the
     thread's stored deadline, if any, still holds)."""
@@ -48,7 +51,12 @@ class RunLimits:
 
     @classmethod
     def from_options(
-        cls, *, max_steps: int | None, max_tokens: int | None, deadline_s: float | None
+        cls,
+        *,
+        max_steps: int | None,
+        max_tokens: int | None,
+        deadline_s: float | None,
+        max_cost_usd: float | None = None,
     ) -> RunLimits:
         """Limits from command-line options; an option left unset keeps its default, and the
         deadline counts from now. A deadline that is not a finite number of seconds above 0
@@ -61,6 +69,7 @@ class RunLimits:
         return cls(
             max_steps=max_steps or defaults.max_steps,
             max_tokens=max_tokens or defaults.max_tokens,
+            max_cost_usd=max_cost_usd,
             deadline_at=time.time() + deadline_s if deadline_s is not None else None,
         )
 
@@ -97,6 +106,10 @@ def limit_hit(state: MusterState, limits: RunLimits) -> str | None:
         return f"step budget: {steps} of {limits.max_steps} worker steps used"
     if tokens >= limits.max_tokens:
         return f"token budget: {tokens} of {limits.max_tokens} tokens used"
+    if limits.max_cost_usd is not None:
+        cost = sum(r.cost_usd for r in reports)
+        if cost >= limits.max_cost_usd:
+            return f"cost budget: ${cost:.4f} of ${limits.max_cost_usd:.4f} spent"
     remaining = limits.remaining_s(state)
     if remaining is not None and remaining <= 0:
         return "deadline: the run's wall-clock deadline passed"

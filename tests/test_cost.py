@@ -65,3 +65,39 @@ async def test_a_model_the_table_does_not_know_is_unpriced_not_free(
     assert totals["cost_usd"] == 0 and totals["unpriced_calls"] == len(
         [t for t in openai_server.script.exchanges if t.kind.startswith("worker:")]
     )
+
+
+@pytest.mark.integration
+async def test_the_cost_budget_stops_new_work_at_the_barrier(
+    muster_env: MusterEnv, openai_server: RunningServer
+) -> None:
+    """A money budget smaller than the first wave's cost: the barrier stops the run (no new
+    work), and the answer says the cost budget stopped it."""
+    from graph.limits import RunLimits
+
+    chat = ChatOpenAI(
+        model="gpt-4o-mini", base_url=openai_server.base_url, api_key=SecretStr("t"), max_retries=0
+    )
+    openai_server.script.api_key = "t"
+    openai_server.script.plan = PLAN
+    openai_server.script.workers = WORKERS
+    async with open_runtime(
+        db=muster_env.checkpoint_db,
+        models=lambda worker: chat,
+        planner=make_llm_planner(chat),
+        limits=RunLimits(max_cost_usd=0.000001),
+    ) as runtime:
+        values = await stream_run(runtime, "t-cost", {"request": PROVIDER_TICKET})
+    assert values["stop_reason"].startswith("cost budget: $")
+    assert "cost budget" in " ".join(values["answer"].degraded_reasons)
+
+
+def test_max_cost_is_a_positive_amount() -> None:
+    import argparse
+
+    from graph.app.flags import positive_dollars
+
+    assert positive_dollars("$0.50") == 0.5
+    for bad in ("free", "0", "-1", "nan"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            positive_dollars(bad)

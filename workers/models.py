@@ -30,6 +30,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from workers.contracts import canonical_json, sha256_hex
 from workers.control_tools import ASK_CLARIFICATION, CONTROL_TOOL_NAMES
+from workers.cost import call_cost
 from workers.errors import ConfigError, UnknownModelError
 from workers.model_settings import Role, bounds_for, provider_kwargs, role_of
 from workers.packet_prompt import read_facts, read_packet
@@ -438,7 +439,9 @@ def load_model_factory(name: str) -> ModelFactory:
             built[role] = build(role)
         return built[role]
 
-    model_for("worker")  # built now: a bad name or a missing package fails before any run
+    # Built now: a bad name or a missing package fails before any run; and its price looked
+    # up once, so the price table loads here, not on a run's event loop (workers/cost.py).
+    call_cost(model_label(model_for("worker")), 0, 0)
     return model_for
 
 

@@ -101,6 +101,17 @@ class ExitCode(IntEnum):
         return "Exit codes:\n" + "".join(f"  {code.value}  {code.meaning}\n" for code in cls)
 
 
+def positive_dollars(text: str) -> float:
+    """argparse type for `--max-cost`: a finite amount of US dollars above 0."""
+    try:
+        value = float(text.lstrip("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an amount of dollars: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite amount above 0, not {text!r}")
+    return value
+
+
 def positive_seconds(text: str) -> float:
     """argparse type for `--deadline`: a finite number of seconds above 0 (not nan, inf, 0)."""
     try:
@@ -164,6 +175,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-tokens", type=positive_int, help="total tokens for the run (default 200000)"
+    )
+    parser.add_argument(
+        "--max-cost",
+        type=positive_dollars,
+        metavar="USD",
+        help="total money the run's priced model calls may cost, in US dollars (default: none)",
     )
     parser.add_argument(
         "--deadline",

@@ -143,6 +143,7 @@ class MusterOptions:
                 max_steps=getattr(args, "max_steps", None),
                 max_tokens=getattr(args, "max_tokens", None),
                 deadline_s=getattr(args, "deadline", None),
+                max_cost_usd=getattr(args, "max_cost", None),
             ),
         )
 
