@@ -73,5 +73,9 @@ class ZlibCipher:
 
 
 def compressed(serde: SerializerProtocol) -> EncryptedSerializer:
-    """`serde` with every blob zlib-compressed; it still reads uncompressed blobs."""
-    return EncryptedSerializer(ZlibCipher(), serde)
+    """`serde` with every blob zlib-compressed, and encrypted when keys are configured
+    (`checkpoints/encryption.py`); it still reads uncompressed and unencrypted blobs."""
+    from checkpoints.encryption import AesCipher, configured_keys
+
+    keys = configured_keys()
+    return EncryptedSerializer(AesCipher(keys) if keys else ZlibCipher(), serde)
