@@ -34,6 +34,8 @@ CLAIMS = """CREATE TABLE IF NOT EXISTS muster_action_claim (
 """Actions put to a human, one row each, with what they claim (e.g. a refund of one order);
 `held_by` names the thread whose older claim this one gave way to."""
 
+REDACTED = '{"redacted": true}'
+"""What a deleted thread's audit rows say instead of their result (`forget_thread`)."""
 DECISION = "decision"
 """The event of the one decision that stands for an action."""
 EXECUTION = "execution"
@@ -191,6 +193,19 @@ class AuditLog:
         ) as cursor:
             row = await cursor.fetchone()
         return AuditRow(*row) if row is not None else None
+
+    async def forget_thread(self, thread_id: str) -> int:
+        """Redact what `thread_id`'s rows say (their `result`: tool arguments and outcomes
+        with customer data) and drop its open claims; the rows stay, as an audit's must.
+        Returns how many rows were redacted."""
+        cursor = await self._conn.execute(
+            "UPDATE muster_audit SET result = ? WHERE thread_id = ?", (REDACTED, thread_id)
+        )
+        await self._conn.execute(
+            "DELETE FROM muster_action_claim WHERE thread_id = ?", (thread_id,)
+        )
+        await self._conn.commit()
+        return int(cursor.rowcount or 0)
 
     async def __aenter__(self) -> AuditLog:
         return self

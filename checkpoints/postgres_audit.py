@@ -37,7 +37,7 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 
-from checkpoints.audit import DECISION, EXECUTION, ActionClaim, AuditLog, AuditRow
+from checkpoints.audit import DECISION, EXECUTION, REDACTED, ActionClaim, AuditLog, AuditRow
 from checkpoints.postgres import connect, schema_lock, server_spoke
 
 SCHEMA = (
@@ -224,6 +224,23 @@ class PostgresAuditLog(AuditLog):
             (thread_id, digest, DECISION),
         )
         return _row(rows[0]) if rows else None
+
+    async def forget_thread(self, thread_id: str) -> int:
+        """As `AuditLog.forget_thread`: redact the thread's rows, drop its claims."""
+
+        async def forget(conn: psycopg.AsyncConnection[DictRow]) -> int:
+            async with conn.transaction():
+                cursor = await conn.execute(
+                    "UPDATE muster_audit SET result = %s WHERE thread_id = %s",
+                    (REDACTED, thread_id),
+                )
+                await conn.execute(
+                    "DELETE FROM muster_action_claim WHERE thread_id = %s", (thread_id,)
+                )
+            return int(cursor.rowcount or 0)
+
+        redacted: int = await self._run(forget)
+        return redacted
 
     async def __aenter__(self) -> PostgresAuditLog:
         return self

@@ -627,3 +627,26 @@ async def test_the_queue_pool_checks_a_connection_only_after_it_sat_idle(
         assert checked == [pid, pid]
     finally:
         await pool.close()
+
+
+@pytest.mark.integration
+async def test_delete_removes_a_postgres_thread_and_redacts_its_audit(pg: PgEnv) -> None:
+    """`muster delete` on PostgreSQL: the saver's own `adelete_thread`, the audit rows kept
+    with their results redacted."""
+    from checkpoints.store import checkpoint_store
+    from checkpoints.threads import thread_exists
+    from graph.app.retention import delete_thread
+
+    thread = new_thread("delete")
+    await start_waiting_thread(pg.url, thread, "Order #12345 was charged twice, refund it")
+    async with await PostgresAuditLog.open(pg.url) as audit:
+        await audit.record(
+            thread_id=thread, event="note", actor="lead", digest="", result={"order": "12345"}
+        )
+    redacted = await delete_thread(checkpoint_store(pg.url), thread)
+    assert redacted >= 1
+    async with open_store(pg.url) as (_, saver):
+        assert not await thread_exists(saver, thread)
+    async with await PostgresAuditLog.open(pg.url) as audit:
+        results = [row.result for row in await audit.rows(thread)]
+    assert results and all(r == '{"redacted": true}' for r in results)

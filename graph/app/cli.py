@@ -28,6 +28,7 @@ from graph.app.flags import (
     add_show_parser,
     add_store_options,
     add_time_travel_parsers,
+    days,
 )
 from graph.app.fleet_flags import FLEET_COMMANDS, FLEET_STARTING, add_fleet_commands
 from graph.app.thread_filters import STATUSES, since_time, thread_status
@@ -126,6 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
         "cancel", parents=[common, running], help="end a thread cleanly: nothing more runs"
     )
     cancel.add_argument("thread")
+    delete = commands.add_parser(
+        "delete", parents=[common], help="remove a thread's checkpoints, trace and lease"
+    )
+    delete.add_argument("thread")
+    purge = commands.add_parser(
+        "purge", parents=[common], help="delete every thread not updated in DAYS days"
+    )
+    purge.add_argument(
+        "--older-than", type=days, required=True, metavar="DAYS", help="age in days (0: all)"
+    )
     for control in (pause, resume_all, cancel):
         control.add_argument("--by", help="who: a name in the approvers file (default: you)")
         control.add_argument("--reason", help="why, for the audit log and the answer")

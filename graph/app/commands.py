@@ -528,6 +528,8 @@ cmd_replay = _loaded_when_run("graph.app.replay", "cmd_replay")
 cmd_pause = _loaded_when_run("graph.app.control", "cmd_pause")
 cmd_resume_all = _loaded_when_run("graph.app.control", "cmd_resume_all")
 cmd_cancel = _loaded_when_run("graph.app.control", "cmd_cancel")
+cmd_delete = _loaded_when_run("graph.app.retention", "cmd_delete")
+cmd_purge = _loaded_when_run("graph.app.retention", "cmd_purge")
 cmd_serve = _loaded_when_run("graph.app.serve.command", "cmd_serve")  # FastAPI loads only here
 
 COMMANDS = {
@@ -545,5 +547,7 @@ COMMANDS = {
     "pause": cmd_pause,
     "resume-all": cmd_resume_all,
     "cancel": cmd_cancel,
+    "delete": cmd_delete,
+    "purge": cmd_purge,
     "serve": cmd_serve,
 }

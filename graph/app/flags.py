@@ -101,6 +101,17 @@ class ExitCode(IntEnum):
         return "Exit codes:\n" + "".join(f"  {code.value}  {code.meaning}\n" for code in cls)
 
 
+def days(text: str) -> float:
+    """argparse type for `purge --older-than`: a finite number of days, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of days: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of days, 0 or more: {text!r}")
+    return value
+
+
 def positive_dollars(text: str) -> float:
     """argparse type for `--max-cost`: a finite amount of US dollars above 0."""
     try:
