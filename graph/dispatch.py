@@ -118,6 +118,8 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
                 duration_ms=report.duration_ms,
             ),
         )
+    if trace is not None:  # which traced run wrote it: a report reads back to its trace
+        report = report.model_copy(update={"run_id": trace.run_id})
     if report.proposed_actions:  # sealed as they enter the state (graph/action_seal.py)
         thread = str(get_config().get("configurable", {}).get("thread_id", ""))
         key = await seal_key_off_loop()

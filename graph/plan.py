@@ -27,6 +27,7 @@ from graph.facts import resolve_shared_facts
 from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S, RevisablePlanner, TicketReading
 from graph.services import Services, services_for
 from graph.state import MusterState, ready_packets
+from graph.versions import current_versions
 from workers.contracts import Handoff
 from workers.errors import PlanError, PlannerCallError
 from workers.hub import SERVER_PREFIX, is_allowed, is_valid_entry
@@ -70,6 +71,8 @@ async def plan(
         validated.packets, order_ids, hub=services.hub, roster=services.roster
     )
     packets = shared.packets
+    if services.trace is not None:  # which traced run dispatched them
+        packets = [p.model_copy(update={"run_id": services.trace.run_id}) for p in packets]
     notes = validated.notes + shared.notes
     services.trace_node(
         "plan",
@@ -91,6 +94,8 @@ async def plan(
         "unaccounted": unaccounted,
         **({"plan_fallback": fallback} if fallback else {}),
         "confidence": reading.confidence,
+        # The code, pack and schema the thread starts on: a resume under others is noticed.
+        "versions": state.get("versions") or current_versions(str(pack.folder), pack.name),
         "order_ids": list(dict.fromkeys(order_ids)),
         "unknown_orders": shared.unknown_orders,
         "reports": shared.answered,

@@ -102,6 +102,8 @@ class MusterState(InputState, total=False):
     """Claims `verify` could not tie to an observation, one line each."""
     stop_reason: str
     domain: str
+    versions: dict[str, Any]
+    """The code, pack and state-schema versions the thread started on (`graph.versions`)."""
     """The domain pack the thread runs under (its ref: a bundled name or a folder), written
     by `plan`: the answer and the approvals use this pack, never one guessed from intents."""
     """Which run limit stopped new work, written by `collect`; absent while within limits."""

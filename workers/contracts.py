@@ -43,6 +43,10 @@ with arguments their schemas refuse. The `model_*` and `provider_*` reasons and
 `unknown_model` name a failed model call (`workers.model_errors`); the others are reported
 by the worker loop itself."""
 
+CONTRACT_SCHEMA_VERSION = 2
+"""The version of `Handoff` and `Report` (2 since the seal, cost and run id fields): a
+reader can tell which fields a stored one may lack."""
+
 ReportStatus = Literal["ok", "failed"]
 Strategy = Literal["retry", "fallback", "reassign", "escalate", "clarify"]
 """What recovery did about a failed report."""
@@ -92,6 +96,10 @@ class Handoff(BaseModel):
 
     id: str
     """Stable packet id within a run, e.g. `billing-1`; `depends_on` refers to it."""
+    schema_version: int = CONTRACT_SCHEMA_VERSION
+    """Which version of this contract wrote it."""
+    run_id: str = ""
+    """The traced run that dispatched it (its trace's `run_id`), if traced."""
     sender: str = "supervisor"
     """Who wrote the packet."""
     recipient: str
@@ -172,6 +180,10 @@ class Report(BaseModel):
 
     packet_id: str
     """The `Handoff.id` it answers."""
+    schema_version: int = CONTRACT_SCHEMA_VERSION
+    """Which version of this contract wrote it."""
+    run_id: str = ""
+    """The traced run whose worker wrote it (its trace's `run_id`), if traced."""
     worker: str
     """The worker that produced it."""
     objective: str

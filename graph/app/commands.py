@@ -52,8 +52,10 @@ from graph.approvers import (
     digest_problem,
     load_approvers,
 )
+from graph.domains import pack_for_state
 from graph.services import Services
 from graph.trace import THREAD_ID
+from graph.versions import changed_versions, current_versions, resume_check
 from workers.errors import MusterError
 from workers.model_health import preflight
 
@@ -229,6 +231,7 @@ async def cmd_resume(args: argparse.Namespace) -> int:
                 print(f"thread {args.thread} waits for a human", file=out)
                 interrupts = [i.value for i in snapshot.interrupts]
                 return emit_result(args, args.thread, dict(snapshot.values), True, interrupts)
+        version_check(args.thread, snapshot.values, out)
         # A thread waiting on the kill switch resumes its `paused` interrupts: `act` then
         # reads the switch again (graph/kill_switch.py) and waits again if still paused.
         payload: Command | None = (
@@ -270,6 +273,16 @@ async def _answer_interrupt(args: argparse.Namespace, kind: str, value: Any) -> 
             return await _finish(args, runtime, args.thread, command, progress)
 
 
+def version_check(thread: str, values: Any, out: Any) -> None:
+    """Before a thread runs on: compare the versions it started on with these, for the pack
+    it runs under (`graph.versions`); warn on `out`, or refuse (`MUSTER_VERSION_POLICY`)."""
+    pack = pack_for_state(values)
+    now = current_versions(str(pack.folder), pack.name)
+    warning = resume_check(thread, changed_versions(values.get("versions"), now))
+    if warning:
+        print(warning, file=out)
+
+
 async def check_waiting(
     graph: Graph, saver: Saver, thread: str, kind: str, *, unknown: MusterError
 ) -> None:
@@ -277,8 +290,10 @@ async def check_waiting(
     the store holds the thread (else `unknown` is raised), and it waits for something."""
     if not await thread_exists(saver, thread):
         raise unknown
-    if not (await graph.aget_state(thread_config(thread))).interrupts:
+    snapshot = await graph.aget_state(thread_config(thread))
+    if not snapshot.interrupts:
         raise NothingPendingError(f"thread {thread} has no pending {kind}")
+    version_check(thread, snapshot.values, sys.stderr)
 
 
 async def answer_command(
