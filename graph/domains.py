@@ -48,6 +48,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -102,7 +103,11 @@ class DomainPack:
     """`dataset` (and `labels`) for `muster eval`, when the pack has an eval set."""
 
     def hook(self, name: str) -> Any:
-        """The plug-in's `name`, or None when the pack does not define it."""
+        """The plug-in's `name`, or None when the pack does not define it. `name` must be one
+        of `HOOKS`: an engine asking for a hook nobody documented is a bug, not a feature
+        quietly off."""
+        if name not in HOOKS:
+            raise KeyError(f"{name!r} is no pack hook; the hooks are {', '.join(sorted(HOOKS))}")
         return getattr(self.plugin, name, None) if self.plugin is not None else None
 
     @property
@@ -133,9 +138,7 @@ class DomainPack:
     def before_execute(self, tool: str) -> Callable[..., Awaitable[str | None]] | None:
         """The check right before an approved `tool` runs (the plug-in's `BEFORE_EXECUTE`,
         a `graph.approval.BeforeExecute`: support re-reads a refund's order), or None."""
-        checks: dict[str, Callable[..., Awaitable[str | None]]] = (
-            self.hook("BEFORE_EXECUTE") or {}
-        )
+        checks: dict[str, Callable[..., Awaitable[str | None]]] = self.hook("BEFORE_EXECUTE") or {}
         return checks.get(tool)
 
     def keeps_requester(self, tool: str) -> bool:
@@ -168,6 +171,34 @@ def bundled_domains() -> list[str]:
     return sorted(p.parent.name for p in DOMAINS_DIR.glob(f"*/{MANIFEST}"))
 
 
+HOOKS = frozenset(
+    {
+        # functions
+        "plan", "read_request", "compose_answer", "render_answer", "resolve_facts", "score",
+        # values
+        "INTENTS", "PROPOSAL_RULES", "FALLBACKS", "ACTION_NAMES", "ACTION_SUBJECTS",
+        "AFTER_EXECUTE", "BEFORE_ASK", "BEFORE_EXECUTE", "ANSWER_LABELS", "EVAL_DATABASES",
+        "EVAL_ENV", "EVAL_FIELDS", "REQUESTER_TOOLS", "SUBJECT_INPUT", "TARGETS",
+    }
+)  # fmt: skip
+"""Every name the engine looks up in a pack's plug-in (the contract in this docstring)."""
+
+
+def check_hook_names(plugin: ModuleType, folder: Path) -> None:
+    """Refuse a plug-in name that is a near miss of a hook it does not define (`BEFORE_ASKS`,
+    `compose_anwser`): misspelt, the hook would silently be off."""
+    names = [n for n in vars(plugin) if not n.startswith("_") and n not in HOOKS]
+    for name in names:
+        close = [
+            h for h in get_close_matches(name, HOOKS, n=1, cutoff=0.85) if h not in vars(plugin)
+        ]
+        if close:
+            raise ConfigError(
+                f"domain pack {folder}: plugin.py defines {name!r}, which is no hook; did you "
+                f"mean {close[0]!r}? (the hooks: graph/domains.py HOOKS)"
+            )
+
+
 def _load_plugin(folder: Path, name: str) -> ModuleType | None:
     """`plugin.py` imported as `<package>.plugin`, the folder being a package, so its sibling
     modules import with relative imports (`from .triage import diagnose`). A bundled pack is
@@ -177,7 +208,9 @@ def _load_plugin(folder: Path, name: str) -> ModuleType | None:
     if not (folder / "plugin.py").is_file():
         return None
     if folder.parent == DOMAINS_DIR and (folder / "__init__.py").is_file():
-        return importlib.import_module(f"{DOMAINS_DIR.name}.{folder.name}.plugin")
+        bundled = importlib.import_module(f"{DOMAINS_DIR.name}.{folder.name}.plugin")
+        check_hook_names(bundled, folder)
+        return bundled
     tag = hashlib.sha256(str(folder).encode()).hexdigest()[:8]
     package = f"muster_domain_{''.join(c if c.isalnum() else '_' for c in name)}_{tag}"
     if package not in sys.modules:
@@ -185,7 +218,9 @@ def _load_plugin(folder: Path, name: str) -> ModuleType | None:
         module = importlib.util.module_from_spec(spec)
         module.__path__ = [str(folder)]
         sys.modules[package] = module
-    return importlib.import_module(f"{package}.plugin")
+    plugin = importlib.import_module(f"{package}.plugin")
+    check_hook_names(plugin, folder)
+    return plugin
 
 
 _LOADED: dict[str, DomainPack] = {}

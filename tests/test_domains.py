@@ -296,3 +296,15 @@ def test_a_thread_answers_from_its_own_pack_when_two_share_an_intent(tmp_path: P
     assert pack_for_state(state).folder == second.folder
     assert pack_for_state({**state, "domain": first.ref}).folder == first.folder
     assert pack_for_state({"intents": ["duplicate_charge"]}).name == "support"  # no record
+
+
+def test_a_misspelt_hook_is_refused_not_silently_off(tmp_path: Path) -> None:
+    folder = write_toy_pack(tmp_path / "toy")
+    (folder / "plugin.py").write_text(
+        "BEFORE_EXECUTES = {}\n\ndef helper():\n    return 1\n", encoding="utf-8"
+    )
+    with pytest.raises(ConfigError, match="did you mean 'BEFORE_EXECUTE'"):
+        load_domain(str(folder))
+    pack = load_domain("support")
+    with pytest.raises(KeyError, match="no pack hook"):
+        pack.hook("BEFORE_EXECUTES")
