@@ -57,3 +57,36 @@ def test_cancel_ends_a_waiting_thread_with_nothing_executed(muster_env: MusterEn
     assert all_run_refunds(muster_env) == []
     unknown = cli("cancel", "nope", "--by", "lead", timeout=CLI_TIMEOUT_S)
     assert unknown.returncode == EXIT_BAD_INPUT and "unknown thread nope" in unknown.stderr
+
+
+async def test_a_fleet_worker_takes_no_job_while_side_effects_are_paused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The worker's fetch reads the kill switch first: while it is on, Procrastinate's own
+    fetch is never called, and the worker says so once; when it is off, fetching resumes."""
+    from procrastinate import App, testing
+    from procrastinate.worker import Worker
+
+    from graph.app.fleet_worker import MusterWorker
+    from graph.kill_switch import Paused
+
+    fetched: list[int] = []
+
+    async def counting_fetch(self: Worker) -> None:
+        fetched.append(1)
+
+    monkeypatch.setattr(Worker, "_fetch_and_process_jobs", counting_fetch)
+    state: dict[str, Paused | None] = {"now": Paused(by="lead", since=0.0, reason="drill")}
+
+    async def switch() -> Paused | None:
+        return state["now"]
+
+    said: list[str] = []
+    app = App(connector=testing.InMemoryConnector())
+    worker = MusterWorker(app, say=said.append, paused=switch, queues=["muster"])
+    for _ in range(3):
+        await worker._fetch_and_process_jobs()
+    assert fetched == [] and len(said) == 1 and "taking no jobs" in said[0]
+    state["now"] = None
+    await worker._fetch_and_process_jobs()
+    assert fetched == [1] and said[-1] == "side effects resumed: taking jobs again"

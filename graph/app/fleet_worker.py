@@ -62,7 +62,7 @@ import logging
 import os
 import random
 import sys
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -91,6 +91,7 @@ from graph.app.fleet_queue import (
 from graph.app.options import ExitCode, MusterOptions
 from graph.app.runtime import MusterRuntime, open_runtime, stream_run_outcome
 from graph.app.signals import SignalDrain
+from graph.kill_switch import Paused, paused
 
 FETCH_POLL_S = 1.0
 """How often an idle worker looks for jobs besides the notifications of new ones (a job
@@ -370,16 +371,34 @@ class MusterWorker(Worker):
     where Procrastinate's stops on the first error of a fetch, a heartbeat or its listener,
     and leaves a job "doing" when its outcome cannot be written, this one tries again."""
 
-    def __init__(self, *args: Any, say: Callable[[str], None], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        say: Callable[[str], None],
+        paused: Callable[[], Awaitable[Paused | None]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._say = say
         self._fetch_failures = 0
+        self._paused = paused
+        """The store's kill switch (`graph/kill_switch.py`): while it is on, no job is taken."""
+        self._was_paused = False
 
     def running_job_ids(self) -> set[int]:
         """The jobs this process is running now (from the moment their fetch returns)."""
         return {c.job.id for c in self._running_jobs.values() if c.job.id is not None}
 
     async def _fetch_and_process_jobs(self) -> None:
+        stop = await self._paused() if self._paused is not None else None
+        if stop is not None:  # the kill switch: take no job while it is on
+            if not self._was_paused:
+                self._say(f"{stop.line()}: taking no jobs until `muster resume-all`")
+                self._was_paused = True
+            return  # the run loop asks again after its polling interval
+        if self._was_paused:
+            self._say("side effects resumed: taking jobs again")
+            self._was_paused = False
         try:
             await super()._fetch_and_process_jobs()
         except ConnectorException as error:
@@ -517,9 +536,18 @@ async def serve(
             lambda text: print(text, file=out, flush=True), in_flight="the jobs in hand"
         )
         state = WorkerState(runtime=runtime, drain=drain, out=out)
+        audit = runtime.services.audit
+
+        async def switch() -> Paused | None:
+            try:
+                return await paused(audit)
+            except Exception:  # a database blip: the fetch below meets it and retries
+                return None
+
         worker = MusterWorker(
             app,
             say=state.line,
+            paused=switch,
             queues=[QUEUE],
             name=name,
             concurrency=concurrency,
