@@ -262,6 +262,35 @@ def claim_subject(action: ProposedAction, argument: str | None) -> str | None:
     return f"{action.tool}:{value}" if value not in (None, "") else None
 
 
+def _settled_by_muster(
+    action: ProposedAction,
+    digest: str,
+    key: str,
+    *,
+    status: Literal["held", "refused"],
+    note: str,
+    result: str,
+) -> ActionRecord:
+    """The record of an action Muster settles without putting it to a human (held
+    elsewhere, already done, or refused for a broken seal): `decision` is "rejected" only
+    because it must be one; `status`, `note` and `result` say what happened."""
+    now = time.time()
+    return ActionRecord(
+        digest=digest,
+        tool=action.tool,
+        args=action.args,
+        idempotency_key=key,
+        proposed_by=action.proposed_by,
+        decision="rejected",
+        decided_by="muster",
+        decided_at=now,
+        expires_at=now,
+        note=note,
+        status=status,
+        result=result,
+    )
+
+
 async def _held_elsewhere(
     services: Services, thread: str, action: ProposedAction, digest: str, key: str
 ) -> ActionRecord | None:
@@ -284,18 +313,12 @@ async def _held_elsewhere(
     what = pack_of(services.roster).action_name(action.tool)  # "a refund"
     on = f"{argument.removesuffix('_id')} {action.args.get(argument)}"  # "order 12345"
     services.trace_node("approve", outcome="held", tool=action.tool, digest=digest)
-    return ActionRecord(
-        digest=digest,
-        tool=action.tool,
-        args=action.args,
-        idempotency_key=key,
-        proposed_by=action.proposed_by,
-        decision="rejected",  # not decided here: `status` says it is held elsewhere
-        decided_by="muster",
-        decided_at=time.time(),
-        expires_at=time.time(),
-        note=f"not put to a human: the same action waits in thread {standing.thread_id}",
+    return _settled_by_muster(
+        action,
+        digest,
+        key,
         status="held",
+        note=f"not put to a human: the same action waits in thread {standing.thread_id}",
         result=f"{what} on {on} is {HELD} "
         f"{standing.thread_id} (proposed {since}); nothing new was put to a human",
     )
@@ -311,19 +334,12 @@ def _unsealed(
     """The record that refuses an action whose seal does not hold: what the checkpoint
     holds is not what the worker proposed, so nobody is asked and nothing runs."""
     services.trace_node("approve", outcome="unsealed", tool=action.tool, digest=digest)
-    now = time.time()
-    return ActionRecord(
-        digest=digest,
-        tool=action.tool,
-        args=action.args,
-        idempotency_key=key,
-        proposed_by=action.proposed_by,
-        decision="rejected",  # not decided by a human: `status` and `result` say why
-        decided_by="muster",
-        decided_at=now,
-        expires_at=now,
-        note=f"refused: the pending action was {UNSEALED} (its seal does not hold)",
+    return _settled_by_muster(
+        action,
+        digest,
+        key,
         status="refused",
+        note=f"refused: the pending action was {UNSEALED} (its seal does not hold)",
         result=f"refused: the pending action was {UNSEALED}; it was not put to a human and "
         "did not run: check who can write to the checkpoint store",
     )
@@ -359,19 +375,12 @@ async def _done_already(
     if not why:
         return None
     services.trace_node("approve", outcome="already_done", tool=action.tool, digest=digest)
-    now = time.time()
-    return ActionRecord(
-        digest=digest,
-        tool=action.tool,
-        args=action.args,
-        idempotency_key=key,
-        proposed_by=action.proposed_by,
-        decision="rejected",  # not decided here: `status` and `note` say why
-        decided_by="muster",
-        decided_at=now,
-        expires_at=now,
-        note=f"not put to a human: {DONE_ALREADY}",
+    return _settled_by_muster(
+        action,
+        digest,
+        key,
         status="held",
+        note=f"not put to a human: {DONE_ALREADY}",
         result=f"{DONE_ALREADY}: {why}; nothing was put to a human",
     )
 

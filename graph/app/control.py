@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from typing import Any
 
-from checkpoints.store import checkpoint_store
+from checkpoints.store import CheckpointStore, checkpoint_store
 from checkpoints.threads import status_of, thread_config, thread_exists
 from graph.app.commands import _finish, _run_options, emit_result, unknown_thread
 from graph.app.render import Progress
@@ -26,6 +27,19 @@ from workers.errors import MusterError
 
 CANCELLED = "cancellation"
 """How a cancelled thread's `stop_reason` begins: "stopped early by the cancellation by …"."""
+
+
+async def write_cancellation(
+    graph: Any, store: CheckpointStore, thread_id: str, *, by: str, why: str | None
+) -> str:
+    """Audit the cancellation and write its `stop_reason` into the thread as if `act` had
+    just run (the graph then routes to the answer); returns the stop reason. The caller
+    holds the thread's lease. Shared by `muster cancel` and `muster serve`."""
+    reason = f"{CANCELLED} by {by}" + (f": {why}" if why else "")
+    async with await store.open_audit() as audit:
+        await audit.record(thread_id=thread_id, event="cancel", actor=by, digest="", result=reason)
+    await graph.aupdate_state(thread_config(thread_id), {"stop_reason": reason}, as_node="act")
+    return reason
 
 
 def _operator(args: argparse.Namespace) -> str:
@@ -77,14 +91,10 @@ async def cmd_cancel(args: argparse.Namespace) -> int:
             if status_of(snapshot) == "done":
                 print(f"thread {args.thread} is already done; nothing to cancel")
                 return emit_result(args, args.thread, dict(snapshot.values), waiting=False)
-        reason = f"{CANCELLED} by {by}" + (f": {args.reason}" if args.reason else "")
-        async with await store.open_audit() as audit:
-            await audit.record(
-                thread_id=args.thread, event="cancel", actor=by, digest="", result=reason
-            )
         async with open_runtime(options, must_exist=True) as runtime:
-            config = thread_config(args.thread)
-            await runtime.graph.aupdate_state(config, {"stop_reason": reason}, as_node="act")
+            reason = await write_cancellation(
+                runtime.graph, store, args.thread, by=by, why=args.reason
+            )
             progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
             progress.line(f"thread {args.thread}: {reason}; writing its answer")
             return await _finish(args, runtime, args.thread, None, progress)

@@ -260,39 +260,17 @@ def print_result(
     amount and digest, or the question) and the command that answers it, carrying the
     options in force (`carried`). `interrupts` are the values of the thread's pending
     interrupts (its questions come from there)."""
-    final: Answer | None = values.get("answer")
-    answer = final
-    if answer is None and waiting and values.get("request"):
-        if not as_json:
-            print("\nAnswer so far (waiting for a human):")
-        answer = compose_answer(values)  # type: ignore[arg-type]
-    pending = pending_approvals(values, thread_id) if waiting else []
-    questions = pending_questions(interrupts) if waiting else []
     if as_json:
-        payload = {
-            "thread_id": thread_id,
-            "waiting_for_human": waiting,
-            # The answer's standing at this stop, final or so far: a script reads these
-            # without digging into the answer (a thread that waits always needs a human).
-            "status": answer.status if answer else None,
-            "degraded": answer.degraded if answer else None,
-            "needs_human": waiting or bool(answer and answer.needs_human),
-            "pending_approvals": pending,
-            "pending_questions": questions,
-            # While it waits, the answer so far: the one it would give now (issue 24).
-            "answer": answer.model_dump() if answer else None,
-            "answer_is_final": final is not None,
-            "totals": run_totals(values, started=started),
-            "reading": {
-                "intents": values.get("intents") or [],
-                "unaccounted": values.get("unaccounted") or [],
-                "confidence": values.get("confidence"),
-            },
-            "reports": [r.model_dump() for r in values.get("reports") or []],
-            "recoveries": [r.model_dump() for r in values.get("recoveries") or []],
-        }
+        payload = result_payload(
+            thread_id, values, waiting=waiting, interrupts=interrupts, started=started
+        )
         print(json.dumps(payload, indent=2))
         return
+    answer = _answer_at_stop(values, waiting=waiting)
+    if answer is not None and values.get("answer") is None:
+        print("\nAnswer so far (waiting for a human):")
+    pending = pending_approvals(values, thread_id) if waiting else []
+    questions = pending_questions(interrupts) if waiting else []
     if as_markdown and answer is not None:
         print()
         print(answer_markdown(answer))
@@ -306,6 +284,50 @@ def print_result(
     stops = [i for i in interrupts if isinstance(i, dict) and i.get("kind") == "paused"]
     for line in waiting_lines(thread_id, pending, questions, carried, paused=stops):
         _say(line)
+
+
+def _answer_at_stop(values: Mapping[str, Any], *, waiting: bool) -> Answer | None:
+    """The thread's answer, or while it waits the answer so far (the one it would give now)."""
+    final: Answer | None = values.get("answer")
+    if final is None and waiting and values.get("request"):
+        return compose_answer(values)  # type: ignore[arg-type]
+    return final
+
+
+def result_payload(
+    thread_id: str,
+    values: dict[str, Any],
+    *,
+    waiting: bool,
+    interrupts: Sequence[Any] = (),
+    started: float | None = None,
+) -> dict[str, Any]:
+    """What `--json` prints for a thread at this stop (and `muster serve` returns): the
+    answer (final or so far) with its standing, what waits, the totals, the reading, the
+    reports and recoveries."""
+    answer = _answer_at_stop(values, waiting=waiting)
+    return {
+        "thread_id": thread_id,
+        "waiting_for_human": waiting,
+        # The answer's standing at this stop, final or so far: a script reads these
+        # without digging into the answer (a thread that waits always needs a human).
+        "status": answer.status if answer else None,
+        "degraded": answer.degraded if answer else None,
+        "needs_human": waiting or bool(answer and answer.needs_human),
+        "pending_approvals": pending_approvals(values, thread_id) if waiting else [],
+        "pending_questions": pending_questions(interrupts) if waiting else [],
+        # While it waits, the answer so far: the one it would give now (issue 24).
+        "answer": answer.model_dump() if answer else None,
+        "answer_is_final": values.get("answer") is not None,
+        "totals": run_totals(values, started=started),
+        "reading": {
+            "intents": values.get("intents") or [],
+            "unaccounted": values.get("unaccounted") or [],
+            "confidence": values.get("confidence"),
+        },
+        "reports": [r.model_dump() for r in values.get("reports") or []],
+        "recoveries": [r.model_dump() for r in values.get("recoveries") or []],
+    }
 
 
 def run_totals(values: Mapping[str, Any], *, started: float | None = None) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from graph.app.commands import (
     approval_decision,
     check_waiting,
 )
-from graph.app.control import CANCELLED
+from graph.app.control import write_cancellation
 from graph.app.options import check_ticket
 from graph.app.serve.auth import TOKENS_ENV
 from graph.app.serve.models import CancelIn, DecisionIn, ThreadAccepted, TicketIn
@@ -122,20 +122,16 @@ async def cancel(runs: ThreadRuns, thread_id: str, body: CancelIn, by: str) -> T
             f"the token's approver {problem}; map it to an approver in ${TOKENS_ENV}, or "
             f"add it to {approvers_path()} (${APPROVERS_ENV} names another file)"
         )
-    reason = f"{CANCELLED} by {by}" + (f": {body.reason}" if body.reason else "")
     runtime = runs.runtime
 
     async def prepare() -> tuple[Payload, Any]:
         if not await thread_exists(runtime.saver, thread_id):
             raise unknown(thread_id)
-        config = thread_config(thread_id)
-        if status_of(await runtime.graph.aget_state(config)) == "done":
+        if status_of(await runtime.graph.aget_state(thread_config(thread_id))) == "done":
             raise NothingPendingError(f"thread {thread_id} is already done; nothing to cancel")
-        async with await runtime.store.open_audit() as audit:
-            await audit.record(
-                thread_id=thread_id, event="cancel", actor=by, digest="", result=reason
-            )
-        await runtime.graph.aupdate_state(config, {"stop_reason": reason}, as_node="act")
+        reason = await write_cancellation(
+            runtime.graph, runtime.store, thread_id, by=by, why=body.reason
+        )
         return None, reason
 
     told = await runs.start(thread_id, prepare, must_exist=True)

@@ -1,7 +1,7 @@
 """A thread as the API shows it, and the decisions waiting across the store.
 
 `thread_detail` is the payload `muster run --json` prints at the thread's latest stop
-(`graph.app.render.print_result`, the one builder of it), so a script reads the same fields
+(`graph.app.render.result_payload`, the one builder of it), so a script reads the same fields
 from the CLI and the API, plus the thread's status, its actions and its audit rows.
 `pending_decisions` lists every approval waiting in the store with what a person needs to
 decide it: the action, its digest, the policy and evidence it rests on, the draft reply.
@@ -9,8 +9,6 @@ decide it: the action, its digest, the policy and evidence it rests on, the draf
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 from collections.abc import Sequence
@@ -19,7 +17,7 @@ from typing import Any
 from langgraph.types import StateSnapshot
 
 from checkpoints.threads import status_of, thread_config, thread_ids, waiting_on
-from graph.app.render import print_result
+from graph.app.render import result_payload
 from graph.app.runtime import MusterRuntime
 from graph.synthesize import compose_answer
 from workers.contracts import Answer, ResolutionStep
@@ -31,14 +29,11 @@ _CITATION = re.compile(r"^\[([^\]]+)\]")
 def cli_payload(
     thread_id: str, values: dict[str, Any], *, waiting: bool, interrupts: Sequence[Any]
 ) -> dict[str, Any]:
-    """What `muster run --json` prints for this stop (`print_result`, which prints it and
-    returns nothing: the text is read back). `print_result` never awaits, so nothing else
-    on the loop prints meanwhile; the totals' `duration_s` is null here (no command ran)."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        print_result(thread_id, values, waiting=waiting, as_json=True, interrupts=interrupts)
-    payload: dict[str, Any] = json.loads(out.getvalue())
-    return payload
+    """What `muster run --json` prints for this stop (`render.result_payload`), as JSON
+    values; the totals' `duration_s` is null here (no command ran)."""
+    payload = result_payload(thread_id, values, waiting=waiting, interrupts=interrupts)
+    loaded: dict[str, Any] = json.loads(json.dumps(payload))  # tuples as lists, as printed
+    return loaded
 
 
 async def thread_detail(runtime: MusterRuntime, thread_id: str, *, running: bool) -> dict[str, Any]:
