@@ -25,6 +25,8 @@ from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
 from workers.contracts import Handoff
 from workers.roster import Roster
 
+from . import second_opinion
+from .intent_model import load_model, predicted
 from .intents import BY_NAME, TIMEZONE, pattern
 from .language import detect_language
 from .order_ids import ORDER_ID, find_order_ids
@@ -163,7 +165,13 @@ def read_ticket(request: str) -> TicketReading:
     """Everything the rules read from a ticket (cached: the planner and `plan` both read
     it, and a reading is pure)."""
     understood = _understood(request)
-    intents = understood.intents
+    # The learned model's second opinion (second_opinion.py): it drops an intent the
+    # tables read in passing, and a disagreement lowers the confidence.
+    model = load_model()
+    model_text = normalize(understood.own_text)
+    scores = model.scores(model_text)
+    intents = second_opinion.pruned(understood.intents, scores)
+    agreement = second_opinion.agreement(intents, predicted(scores))
     timezone = TIMEZONE.search(understood.own_text)
     return TicketReading(
         intents=intents,
@@ -173,7 +181,7 @@ def read_ticket(request: str) -> TicketReading:
         about_an_order=is_about_an_order(understood.own_text, intents),
         action_intents=tuple(i for i in intents if BY_NAME[i].needs_order),
         unaccounted=understood.unaccounted,
-        confidence=understood.confidence,
+        confidence=round(understood.confidence * agreement, 2),
     )
 
 
