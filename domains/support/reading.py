@@ -19,18 +19,21 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from . import second_opinion
+from .intent_model import load_model
 from .intents import BY_NAME, INTENTS, Intent, pattern, pattern_at
 from .order_ids import find_order_ids
 from .own_words import own_words
 from .text_norm import fold, normalize
 
 CLAUSE = re.compile(
-    r"(?:[^.!?;\n]|\.(?=\d)|(?:(?<=\bno)|(?<=\bnr)|(?<=\bstr)|(?<=\bbest)|(?<=\bn))\.(?=[ -]))+"
+    r"(?:[^.!?;\n]|\.(?=\d)|(?:(?<=\bno)|(?<=nr)|(?<=\bstr)|(?<=\bbest)|(?<=\bn))\.(?=[ º°-]))+"
     r"[.!?;]*",
     re.IGNORECASE,
 )
 """A clause: text up to a sentence end, a semicolon or a line break. A point inside an amount
-or before a digit ("$129.00", "no.12355") or after "no", "Nr.", "Str." is no sentence end."""
+or before a digit ("$129.00", "no.12355") or after "no", "Nr." (also at a word's end:
+"bestelnr.", "Bestellnr."), "Str.", "n.º" is no sentence end."""
 BUT = re.compile(
     r"(?:,\s*|\s+)(?=(?:but|aber|mais|pero|ma|maar|mas|however|though)\s)", re.IGNORECASE
 )
@@ -419,6 +422,10 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
             continue  # a follow-up on the problem the ticket states ("What can you do?")
         if mentions_order is not None and mentions_order.search(clause.text) and len(text) < 40:
             continue
+        if second_opinion.about_the_stated_problem(
+            load_model().scores(normalize(clause.text)), intents
+        ):
+            continue  # the learned reader finds it about a problem already read
         unaccounted.append(clause.text)
     return Understanding(
         own_text=own, clauses=clauses, intents=intents, unaccounted=tuple(unaccounted)

@@ -17,6 +17,12 @@ scores such an intent far below zero. So:
   tickets; where they disagreed, on 50% and 44%. The reading's confidence is multiplied by
   it, so a disagreement sends the answer to a person (graph/abstain.py `review`).
 
+- `about_the_stated_problem`: an asking clause the tables give no intent ("Kunt ge dat
+  rechtzetten aub?", "Podem ver o que se passa?") is a follow-up on the problem the ticket
+  states when the model, reading that clause alone, finds it most like one of the intents
+  already read. Without it, 82 of the 96 clauses the tables left unaccounted in the train
+  split were in tickets labelled complete (follow-ups, sent to a person for nothing).
+
 A ticket the tables read nothing in is left alone: the model's guess there was right on 2 of
 7, worse than asking a person.
 """
@@ -42,6 +48,21 @@ def pruned(intents: tuple[str, ...], scores: Mapping[str, float]) -> tuple[str, 
     if kept:
         return kept
     return (max(intents, key=lambda i: scores.get(i, 0.0)),)
+
+
+def about_the_stated_problem(
+    clause_scores: Mapping[str, float], intents: tuple[str, ...]
+) -> bool:
+    """Whether a clause, scored alone, is most like an intent the ticket already expresses
+    (and is not confidently another one): then it asks about that problem."""
+    if not intents or not clause_scores:
+        return False
+    best = max(clause_scores, key=lambda name: clause_scores[name])
+    if best not in intents:
+        return False
+    return not any(
+        score > 0 and name not in intents for name, score in clause_scores.items()
+    )
 
 
 def agreement(intents: tuple[str, ...], predicted: tuple[str, ...]) -> float:
