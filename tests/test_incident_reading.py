@@ -48,6 +48,14 @@ def utc(text: str) -> datetime:
         ("2025-06-10T10:30:00-04:00 search 500s", "2025-06-10 14:30"),
         ("[2025-06-11 00:20 BST] stock levels page slow", "2025-06-10 23:20"),
         ("[2025-06-10 22:00 EDT] CRIT inventory reserve 5xx", "2025-06-11 02:00"),
+        # Unix time as a payload key's value is UTC; a change key's is a change's time.
+        ("ts=1749596700 level=crit alert=StockLookupSaturation svc=inventory",
+         "2025-06-10 23:05"),
+        ('{"deployed_at": 1749634000, "last_updated": 1749634560000, "tags": ["checkout"]}',
+         "2025-06-11 09:36"),
+        # "since shortly before 4am" is the onset; the draft's posted time is the page's.
+        ("Some orders failing since shortly before 4am local. Posted Jun 11, 2025 - "
+         "04:05 Europe/Berlin", "2025-06-11 02:05"),
     ],
 )
 def test_zoned_and_offset_times_read_to_the_utc_minute(page: str, expected: str) -> None:
@@ -92,6 +100,12 @@ def test_the_page_time_is_not_an_onset_or_a_change_time_and_takes_a_stated_date(
     assert plugin.page_time("[2025-06-12 14:07 UTC] checkout 5xx spiking since about 14:05") == utc(
         "2025-06-12 14:07"
     )
+
+
+def test_a_bare_ten_digit_number_is_no_time() -> None:
+    from domains.incidents.page_time import read_page_time
+
+    assert read_page_time("checkout errors on order 1749596700, customers can't pay") is None
 
 
 def test_a_page_with_no_time_is_never_read_as_now() -> None:

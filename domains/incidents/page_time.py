@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 
 from .page_date import month_day as month_day  # re-exported: read from here before page_date
 from .page_date import stated_day, weekday_beside
-from .zones import Zone, zone_after
+from .zones import UTC_ZONE, Zone, zone_after
 from .zones import zone_named as zone_named
 
 ISO = re.compile(
@@ -58,16 +58,25 @@ CHANGE_KEY = re.compile(r"deploy|release|change|restart|rollout|config|version",
 """A payload key naming a change (`"deployed_at"`, `last_change_at=`): a change's time; any
 other key (`since`, `date`, `created_at`, `occurred_at`) is the alert's own time."""
 PLACEHOLDER_BEFORE = 1971
+EPOCH = re.compile(
+    r"""(?:["'](?P<key>[A-Za-z][\w.-]*)["']\s*:\s*["']?|(?<![\w.-])(?P<label>[A-Za-z][\w.-]*)=["']?)"""
+    r"(?P<seconds>1\d{9})(?P<millis>\d{3})?(?![\d.])"
+)
+"""A time written as Unix seconds or milliseconds, as the value of a payload key
+(`ts=1749596700`, `"last_updated": 1749634560`, `"startsAt": 1749634560000`): UTC by
+definition. Only after a key: a bare ten-digit number may be anything else."""
 """A dated time before this year is a payload's placeholder, no time at all: Alertmanager's
 `endsAt: 0001-01-01T00:00:00Z` (a firing alert), an unset epoch `1970-01-01T00:00:00Z`."""
 ONSET_BEFORE = re.compile(
     r"(?:since|start\w*|began|begun|begin\w*|from|onset|first seen|kicked off|jumped|"
-    r"spiked|climbing)\W+(?:(?:about|around|approx\w*|roughly|at|~)\W*)*$"
+    r"spiked|climbing)\W+(?:(?:about|around|approx\w*|roughly|at|~|shortly|just|a little|a bit"
+    r"|before|after)\W*)*$"
     r"|(?:start\w*|began|begun|begin\w*|kicked off)\W+(?:\w+\W+){1,2}?"
     r"(?:at|around|about|~)\W*$",
     re.IGNORECASE,
 )
-"""Words right before a time that make it the onset, not the page's time."""
+"""Words right before a time that make it the onset, not the page's time ("since about
+09:10", "since shortly before 4am")."""
 CHANGE_BEFORE = re.compile(
     r"(?:deploy\w*|shipped|ship|releas\w*|pushed|rolled out|rollout|restart\w*|went out|"
     r"bounced|reboot\w*|recycled|redeploy\w*|bump\w*|flipped|toggled|enabled|disabled|"
@@ -190,6 +199,15 @@ def time_mentions(text: str) -> list[Mention]:
         mentions.append(Mention(match.start(), end, text[match.start():end].strip(), clock, zone,
                                 day, _kind(text, match.start()), unknown))
         taken.append((match.start(), end))
+    for match in EPOCH.finditer(text):
+        moment = datetime.fromtimestamp(int(match.group("seconds")), tz=UTC)
+        start = match.start("seconds")
+        key = match.group("key") or match.group("label")
+        kind = "change" if CHANGE_KEY.search(key) else "page"
+        mentions.append(Mention(start, match.end(), match.group(0).strip(), moment.time()
+                                .replace(second=0, microsecond=0), UTC_ZONE, moment.date(),
+                                kind))
+        taken.append((start, match.end()))
     for match in CLOCK.finditer(text):
         if any(a <= match.start() < b for a, b in taken):
             continue
