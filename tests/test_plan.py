@@ -45,6 +45,10 @@ def test_order_ids_are_read_in_all_usual_forms() -> None:
     # A bare number is not an order id: dates, years, amounts and phone numbers are not.
     assert find_order_ids("charged $1299 on 2025-03-14, call 5551234 or 555.1234") == []
     assert find_order_ids("charged twice on 2025-03-14 for order #12345") == ["12345"]
+    # A group of digits beside another, or with a leading zero, is a phone number's part.
+    phone = "The parcel (12375) came damaged. I'm on 07911 123456 if the courier needs me."
+    assert find_order_ids(phone) == ["12375"]
+    assert find_order_ids("refund the order, ring me on 12345 678901") == []
 
 
 def test_unknown_recipient_is_refused() -> None:

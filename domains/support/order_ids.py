@@ -54,9 +54,12 @@ JOINED_ID = re.compile(
 )
 """An id joined to the one before it: "#12345 and 12350", "12345 + 12350", "12345, 12346"."""
 BARE_NUMBER = re.compile(
-    r"(?<![\w$€£+/.,:#-])(\d{5})(?![\w%€$£]|[-/.,:]\d|\s?(?:€|eur\b|usd\b)|\s+[A-Z][a-zà-ÿ]{2,})"
+    r"(?<![\w$€£+/.,:#-])(?<!\d )(?!0)(\d{5})"
+    r"(?![\w%€$£]|[-/.,:]\d|\s?(?:€|eur\b|usd\b)|\s+[A-Z][a-zà-ÿ]{2,}|\s\d{2,})"
 )
-"""A bare five-digit number: not inside a date, an amount, a phone number or a code."""
+"""A bare five-digit number: not inside a date, an amount, a phone number or a code. One
+beside another group of digits ("07911 123456") or with a leading zero is a phone number's
+or a postcode's part."""
 ORDER_CONTEXT = re.compile(
     r"\b(?:order|ordered|purchase|bought|parcel|package|delivery|shipment|charged?|refund\w*"
     r"|cancel\w*|return\w*|items?|arrived|late|delayed|shipped|tracking|invoice|receipt|bill\w*"
