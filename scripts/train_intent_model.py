@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from domains.support.intent_model import (  # noqa: E402
     CHAR_RANGE,
+    FOLLOW_UP_FILE,
     MODEL_FILE,
     TERM_SEPARATOR,
     WORD_RANGE,
@@ -86,12 +87,20 @@ def _terms(vectorizer: Any) -> list[str]:
 
 
 def arrays(chars: Any, words: Any, classifier: Any, digest: str) -> dict[str, np.ndarray]:
-    """The fitted model as the arrays `intent_model.load_model` reads."""
+    """The fitted intent model as the arrays `intent_model.load_model` reads."""
     coef = np.vstack([e.coef_.ravel() for e in classifier.estimators_]).T  # (features, classes)
+    intercepts = np.array([e.intercept_[0] for e in classifier.estimators_])
+    return _arrays(chars, words, coef, intercepts, classifier.classes_names, digest)
+
+
+def _arrays(
+    chars: Any, words: Any, coef: np.ndarray, intercepts: np.ndarray, classes: list[str],
+    digest: str,
+) -> dict[str, np.ndarray]:
     split = len(chars.vocabulary_)
     out: dict[str, np.ndarray] = {
-        "classes": np.array(classifier.classes_names),
-        "intercepts": np.array([e.intercept_[0] for e in classifier.estimators_]),
+        "classes": np.array(classes),
+        "intercepts": intercepts.astype(np.float64),
         "train_digest": np.array(digest),
     }
     for prefix, vectorizer, block in (
@@ -107,21 +116,81 @@ def arrays(chars: Any, words: Any, classifier: Any, digest: str) -> dict[str, np
     return out
 
 
+def follow_up_clauses(path: Path = TRAIN) -> tuple[list[str], list[int]]:
+    """Clauses that ask for something, labelled from their ticket's hand labels: 1 for a
+    follow-up (an asking clause the phrase tables give no intent, in a ticket labelled
+    complete: it asked nothing the labels did not cover), 0 for a request (an asking clause
+    the tables give an intent the labels confirm). Tickets with no intent give neither."""
+    from domains.support.reading import COURTESY
+    from domains.support.rules import _understood
+    from domains.support.text_norm import fold
+
+    texts: list[str] = []
+    labels: list[int] = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        ticket = json.loads(line)
+        gold = set(ticket["labels"]["intents"])
+        if not gold:
+            continue
+        for clause in _understood(ticket["request"]).clauses:
+            if not clause.asks or COURTESY.match(fold(clause.text)):
+                continue
+            if clause.intents and set(clause.intents) & gold:
+                texts.append(normalize(clause.text))
+                labels.append(0)
+            elif not clause.intents and ticket["labels"]["status"] == "complete":
+                texts.append(normalize(clause.text))
+                labels.append(1)
+    return texts, labels
+
+
+def fit_follow_up(path: Path = TRAIN) -> tuple[Any, Any, Any]:
+    """The follow-up clause model: the same features, a logistic regression (C=10, balanced:
+    about one follow-up for two requests)."""
+    from scipy.sparse import hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    texts, labels = follow_up_clauses(path)
+    chars = TfidfVectorizer(
+        analyzer="char_wb", ngram_range=CHAR_RANGE, sublinear_tf=True, min_df=MIN_DF
+    )
+    words = TfidfVectorizer(analyzer="word", ngram_range=WORD_RANGE, sublinear_tf=True)
+    features = hstack([chars.fit_transform(texts), words.fit_transform(texts)]).tocsr()
+    classifier = LogisticRegression(C=10, max_iter=5000, class_weight="balanced")
+    classifier.fit(features, labels)
+    return chars, words, classifier
+
+
+def follow_up_arrays(chars: Any, words: Any, classifier: Any, digest: str) -> dict[str, np.ndarray]:
+    coef = classifier.coef_.reshape(-1, 1)
+    return _arrays(chars, words, coef, classifier.intercept_, ["follow_up"], digest)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the model is stale")
     args = parser.parse_args()
     digest = train_digest()
     if args.check:
-        with np.load(MODEL_FILE, allow_pickle=False) as data:
-            stale = str(data["train_digest"]) != digest
+        stale = False
+        for path in (MODEL_FILE, FOLLOW_UP_FILE):
+            with np.load(path, allow_pickle=False) as data:
+                stale = stale or str(data["train_digest"]) != digest
         print("stale: retrain" if stale else "current")
         return 1 if stale else 0
     chars, words, classifier = fit()
     np.savez_compressed(MODEL_FILE, allow_pickle=False, **arrays(chars, words, classifier, digest))
-    size = MODEL_FILE.stat().st_size
-    print(f"wrote {MODEL_FILE.relative_to(ROOT)} ({size // 1024} KiB, "
-          f"{len(chars.vocabulary_)} + {len(words.vocabulary_)} n-grams)")
+    chars_f, words_f, follow_up = fit_follow_up()
+    np.savez_compressed(
+        FOLLOW_UP_FILE, allow_pickle=False, **follow_up_arrays(chars_f, words_f, follow_up, digest)
+    )
+    for path, vectorizers in ((MODEL_FILE, (chars, words)), (FOLLOW_UP_FILE, (chars_f, words_f))):
+        size = path.stat().st_size
+        print(f"wrote {path.relative_to(ROOT)} ({size // 1024} KiB, "
+              f"{len(vectorizers[0].vocabulary_)} + {len(vectorizers[1].vocabulary_)} n-grams)")
     return 0
 
 

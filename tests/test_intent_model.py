@@ -91,3 +91,28 @@ def test_a_plain_request_is_read_with_the_models_agreement(request_text: str, in
     assert intent in reading.intents
     assert intent in predicted(load_model().scores(request_text.lower()))
     assert reading.confidence >= 0.85
+
+
+def test_the_follow_up_model_was_trained_on_todays_train_split() -> None:
+    from domains.support.intent_model import load_follow_up_model
+
+    assert load_follow_up_model().train_digest == train_intent_model.train_digest()
+
+
+def test_a_generic_follow_up_is_accounted_for_and_a_new_question_is_not() -> None:
+    stated = (
+        "Die Actioncam aus Bestellung 12372 kam mit gesprungenem Display und einer Delle an. "
+        "Das Paket war aussen aufgerissen. Wie geht's weiter?"
+    )
+    assert read_ticket(stated).unaccounted == ()
+    other = (
+        "Die Actioncam aus Bestellung 12372 kam mit gesprungenem Display und einer Delle an. "
+        "Mit welcher Karte habe ich eigentlich die Bestellung 12339 bezahlt?"
+    )
+    assert read_ticket(other).unaccounted != ()
+
+
+def test_negation_ends_at_a_dash_or_a_fresh_request() -> None:
+    text = "No, I don't want to return anything - I want to CANCEL order 12354."
+    assert "cancellation" in read_ticket(text).intents
+    assert "cancellation" not in read_ticket("I don't need to cancel order 12354").intents

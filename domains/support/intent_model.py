@@ -20,7 +20,6 @@ scikit-learn's pickles change between versions. Deterministic: same text, same s
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -30,7 +29,11 @@ from pathlib import Path
 import numpy as np
 
 MODEL_FILE = Path(__file__).with_name("intent_model.npz")
-"""The trained arrays (written by scripts/train_intent_model.py)."""
+"""The trained intent model's arrays (written by scripts/train_intent_model.py)."""
+FOLLOW_UP_FILE = Path(__file__).with_name("follow_up_model.npz")
+"""The follow-up clause model's arrays (same script): one class, `follow_up`, whether an
+asking clause with no intent is a follow-up on the ticket's stated problem ("Wie geht's
+weiter?", "Merci de me revenir là-dessus") rather than a request of its own."""
 CHAR_RANGE = (3, 5)
 """Character n-gram lengths, inside word boundaries (scikit-learn's `char_wb`)."""
 WORD_RANGE = (1, 2)
@@ -50,12 +53,12 @@ def char_ngrams(text: str) -> list[str]:
     for word in text.split():
         padded = f" {word} "
         size = len(padded)
-        for n in range(low, high + 1):
-            if size <= n:
-                # A word no longer than n is one n-gram, counted once (as scikit-learn does).
-                grams.append(padded)
-                break
-            grams.extend(padded[i : i + n] for i in range(size - n + 1))
+        if size <= low:
+            # A word no longer than n is one n-gram, counted once (as scikit-learn does).
+            grams.append(padded)
+            continue
+        top = min(high, size)
+        grams += [padded[i : i + n] for n in range(low, top + 1) for i in range(size - n + 1)]
     return grams
 
 
@@ -78,18 +81,24 @@ class _Block:
     def score(self, grams: list[str]) -> np.ndarray:
         """This block's share of each class's decision: the l2-normalised sublinear TF-IDF
         vector of `grams` times the weights."""
-        counts = Counter(g for g in grams if g in self.index)
-        if not counts:
+        index = self.index
+        # Count every n-gram in C first, then look up only the distinct ones.
+        counts = Counter(grams)
+        known = [g for g in counts if g in index]
+        if not known:
             return np.zeros(self.weights.shape[1], dtype=np.float64)
-        rows = np.fromiter((self.index[g] for g in counts), dtype=np.int64, count=len(counts))
-        tf = np.fromiter((1.0 + math.log(c) for c in counts.values()), dtype=np.float64)
+        rows = np.fromiter(map(index.__getitem__, known), dtype=np.int64, count=len(known))
+        tf = 1.0 + np.log(
+            np.fromiter(map(counts.__getitem__, known), dtype=np.float64, count=len(known))
+        )
         norm = float(np.sqrt(np.sum((tf * self.idf[rows]) ** 2)))
         return np.asarray((tf / norm) @ self.weights[rows], dtype=np.float64)
 
 
 @dataclass(frozen=True)
 class IntentModel:
-    """The trained model: two blocks, the intercepts and the class names."""
+    """A trained linear text model: two blocks, the intercepts and the class names (the
+    intents; for the follow-up model, the one class `follow_up`)."""
 
     classes: tuple[str, ...]
     chars: _Block
@@ -125,6 +134,11 @@ def _block(data: np.lib.npyio.NpzFile, prefix: str) -> _Block:
         idf=data[f"{prefix}_idf"].astype(np.float64),
         weights=data[f"{prefix}_weights"].astype(np.float64),
     )
+
+
+def load_follow_up_model() -> IntentModel:
+    """The follow-up clause model (`FOLLOW_UP_FILE`), read once per process."""
+    return load_model(FOLLOW_UP_FILE)
 
 
 @cache

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from . import second_opinion
-from .intent_model import load_model
+from .intent_model import load_follow_up_model, load_model
 from .intents import BY_NAME, INTENTS, Intent, pattern, pattern_at
 from .order_ids import find_order_ids
 from .own_words import own_words
@@ -56,7 +56,11 @@ NEGATED_BEFORE = re.compile(
     rf"(?:\s+{_NEGATION_FILLER}|\s*(?:d'|l'))*\s*$"
     r"|(?<![\w])(?:(?:don'?t|do not|no|not) (?:need|want|asking for|after)|ne (?:demande|veux)"
     r" pas|non (?:voglio|chiedo)|no (?:quiero|pido|necesito)|(?:will|moechte|brauche) kein\w*"
-    r"|(?:wil|hoef) geen|nao (?:quero|preciso|peco))\b[^.,;!?]{0,40}$"
+    r"|(?:wil|hoef) geen|nao (?:quero|preciso|peco))\b"
+    # The scope ends at a dash or a fresh request of the customer's own ("I don't want to
+    # return anything - I want to cancel it", "je ne veux pas de remboursement, je veux...").
+    r"(?:(?!\s[-–—]\s|\b(?:i|je|ich|yo|io|ik|eu)\s+(?:\w+\s+)?(?:want|need|would|veux|voudrais"
+    r"|will|moechte|quiero|voglio|wil|quero)\b)[^.,;!?]){0,40}$"
 )
 """A negation cue right before an intent's phrase, with only small words between."""
 NOT_WANTING = re.compile(
@@ -422,10 +426,13 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
             continue  # a follow-up on the problem the ticket states ("What can you do?")
         if mentions_order is not None and mentions_order.search(clause.text) and len(text) < 40:
             continue
-        if second_opinion.about_the_stated_problem(
-            load_model().scores(normalize(clause.text)), intents
+        if intents and (
+            second_opinion.about_the_stated_problem(
+                load_model().scores(normalize(clause.text)), intents
+            )
+            or second_opinion.is_follow_up(load_follow_up_model().scores(normalize(clause.text)))
         ):
-            continue  # the learned reader finds it about a problem already read
+            continue  # the learned readers find it about a problem already read
         unaccounted.append(clause.text)
     return Understanding(
         own_text=own, clauses=clauses, intents=intents, unaccounted=tuple(unaccounted)
