@@ -157,9 +157,11 @@ async def _standing(
         "role": decision.role,
         "note": decision.note,
         "tool": action.tool,
-        "args": action.args,
+        "args": decision.args or action.args,
         "expires_at": expires_at,
     }
+    if decision.args is not None:
+        result["proposed_args"] = action.args
     row, first = await services.audit.decide(
         thread_id=thread, actor=decision.by, role=decision.role, digest=digest, result=result
     )
@@ -167,7 +169,11 @@ async def _standing(
         return decision, decided_at, expires_at, ""
     stored = json.loads(row.result)
     standing = Decision(
-        decision=stored["decision"], by=row.actor, role=row.role, note=stored.get("note", "")
+        decision=stored["decision"],
+        by=row.actor,
+        role=row.role,
+        note=stored.get("note", ""),
+        args=stored.get("args") if "proposed_args" in stored else None,
     )
     extra = ""
     if (standing.decision, standing.by) != (decision.decision, decision.by):
@@ -227,17 +233,18 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
     decision, decided_at, expires_at, extra = await _standing(
         services, thread, action, digest, checked, decided_at=now, expires_at=now + approval_ttl_s()
     )
+    edited = _edited(action.args, decision.args)
     record = ActionRecord(
         digest=digest,
         tool=action.tool,
-        args=action.args,
+        args=decision.args or action.args,
         idempotency_key=key,
         proposed_by=action.proposed_by,
         decision=decision.decision,
         decided_by=decision.by,
         decided_at=decided_at,
         expires_at=expires_at,
-        note="; ".join(part for part in (decision.note, extra) if part),
+        note="; ".join(part for part in (decision.note, edited, extra) if part),
         status=decision.decision,
     )
     services.trace_node(
@@ -248,6 +255,14 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
         role=decision.role,
     )
     return {"actions": [record]}
+
+
+def _edited(proposed: dict[str, Any], approved: dict[str, Any] | None) -> str:
+    """What an approval with edited arguments changed (`amount_cents 64900 -> 30000`)."""
+    if approved is None:
+        return ""
+    changes = [f"{k} {proposed[k]} -> {v}" for k, v in approved.items() if proposed.get(k) != v]
+    return "approved with edits: " + ", ".join(changes) if changes else ""
 
 
 HELD = "awaiting approval in thread"
@@ -477,7 +492,11 @@ async def act(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:
             services.trace_node("act", outcome="refused", tool=record.tool, digest=record.digest)
             continue
         args = {**record.args, "idempotency_key": record.idempotency_key}
-        token = mint_token(record.digest, secret=secret, expires_at=record.expires_at)
+        # Bound to the arguments that run: the proposal's (then this is `record.digest`),
+        # or those an approver edited within the approvers file's `edits`.
+        token = mint_token(
+            action_digest(record.tool, args), secret=secret, expires_at=record.expires_at
+        )
         if services.audit is not None:
             # Written before the call: if the process dies after the tool ran, the audit
             # still shows the attempt, and the resume's replay closes it.

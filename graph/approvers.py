@@ -45,7 +45,8 @@ class Approver(BaseModel):
 
 
 class Limit(BaseModel):
-    """A policy limit: above `above`, the action needs `role`."""
+    """A policy limit: above `above`, the action needs `role`; a limit without `arg` holds
+    for every call of its tool (an incident rollback needs an on-call engineer)."""
 
     policy: str
     """The policy it comes from, e.g. `POL-REF-001`."""
@@ -53,9 +54,9 @@ class Limit(BaseModel):
     """The policy's sentence, quoted in every refusal."""
     tool: str
     """The write tool it applies to, e.g. `orders.issue_refund`."""
-    arg: str
-    """The argument that is compared, e.g. `amount_cents`."""
-    above: int
+    arg: str | None = None
+    """The argument that is compared, e.g. `amount_cents`; None: every call."""
+    above: int = 0
     """The threshold: a value strictly above it needs `role`."""
     role: str
     """The role an approver needs above the threshold."""
@@ -63,12 +64,27 @@ class Limit(BaseModel):
     def applies(self, tool: str, args: Mapping[str, Any]) -> bool:
         """Whether this action is over the limit. A value that is not a number counts as over:
         what cannot be compared needs the stricter role."""
-        if tool != self.tool or self.arg not in args:
+        if tool != self.tool:
+            return False
+        if self.arg is None:
+            return True
+        if self.arg not in args:
             return False
         value = args[self.arg]
         if isinstance(value, bool) or not isinstance(value, int | float):
             return True
         return value > self.above
+
+
+class Edit(BaseModel):
+    """An argument an approver may change when approving: lowered, never raised above what
+    was proposed nor below `at_least` (a partial refund, not a larger one)."""
+
+    tool: str
+    arg: str
+    rule: str
+    """The policy's sentence, quoted when an edit is refused."""
+    at_least: int = 1
 
 
 class ApproverConfig(BaseModel):
@@ -78,6 +94,38 @@ class ApproverConfig(BaseModel):
     """Approvers keyed by the name a decision's `by` carries."""
     limits: tuple[Limit, ...] = ()
     """Policy limits, checked on every approval."""
+    edits: tuple[Edit, ...] = ()
+    """The arguments an approval may change, and how far."""
+
+    def edits_for(self, tool: str) -> list[Edit]:
+        """The arguments of `tool` an approver may edit."""
+        return [edit for edit in self.edits if edit.tool == tool]
+
+    def edit_problem(
+        self, tool: str, proposed: Mapping[str, Any], edited: Mapping[str, Any]
+    ) -> str | None:
+        """Why `edited` may not replace the `proposed` arguments, or None: the same
+        arguments, and only those an `Edit` allows changed, each a whole number from its
+        `at_least` up to the proposed value."""
+        if set(edited) != set(proposed):
+            return (
+                f"edited arguments must keep the proposed ones ({', '.join(sorted(proposed))}); "
+                "only their values may change"
+            )
+        allowed = {edit.arg: edit for edit in self.edits_for(tool)}
+        for arg, value in edited.items():
+            if value == proposed[arg] and type(value) is type(proposed[arg]):
+                continue
+            edit = allowed.get(arg)
+            if edit is None:
+                editable = ", ".join(sorted(allowed)) or "none"
+                return f"{tool}'s {arg} may not be edited (editable: {editable})"
+            was = proposed[arg]
+            if isinstance(value, bool) or not isinstance(value, int) or isinstance(was, bool):
+                return f"{arg} must be a whole number, not {value!r}"
+            if not isinstance(was, int) or not edit.at_least <= value <= was:
+                return f"{arg} {value} is outside {edit.at_least}..{was}: {edit.rule}"
+        return None
 
     def names(self) -> str:
         """The known approvers, for error messages."""
@@ -103,9 +151,14 @@ class ApproverConfig(BaseModel):
         for limit in self.limits_for(tool, args):
             if limit.role not in approver.roles:
                 who = ", ".join(self.holders(limit.role)) or "nobody; fix the approvers file"
+                over = (
+                    f"{limit.arg} {args[limit.arg]} is above {limit.above}"
+                    if limit.arg is not None
+                    else f"every {tool}"
+                )
                 return (
                     f"{by} ({', '.join(approver.roles)}) may not approve this: {limit.rule} "
-                    f"({limit.policy}: {limit.arg} {args[limit.arg]} is above {limit.above}); "
+                    f"({limit.policy}: {over}); "
                     f"it needs an approver with role {limit.role} ({who})"
                 )
         return None
@@ -193,6 +246,9 @@ class Decision:
     """The role the decision was made under."""
     note: str
     """The human's note."""
+    args: dict[str, Any] | None = None
+    """The arguments approved when the approver edited them (within `ApproverConfig.edits`),
+    else None: the action runs as proposed."""
 
 
 @dataclass(frozen=True)
@@ -211,8 +267,10 @@ def check_decision(
     value: object, *, digest: str, tool: str, args: Mapping[str, Any], config: ApproverConfig
 ) -> Decision | Refusal:
     """A human's resume value `{"approved": bool, "digest": str, "by": str, "note": str}`
-    checked against the pending action: a known approver, the action's digest, and for an
-    approval the roles its limits need. Any approver may reject."""
+    (and, for an approval with edited arguments, `"args": {...}`) checked against the
+    pending action: a known approver, the action's digest, for edited arguments the edits
+    the approvers file allows, and for an approval the roles its limits need on the
+    arguments that will run. Any approver may reject."""
     if not isinstance(value, dict):
         return Refusal(
             error=f'unreadable decision {value!r}; resume with {{"approved": true|false, '
@@ -226,10 +284,15 @@ def check_decision(
         return Refusal(
             error=f'"approved" must be true or false, not {approved!r}', by=by, approved=None
         )
+    edited = value.get("args") if approved else None
+    if edited is not None and not isinstance(edited, dict):
+        return Refusal(error=f'"args" must be an object, not {edited!r}', by=by, approved=True)
+    runs = edited if edited is not None else args
     problem = (
         config.unknown_approver(by)
         or digest_problem(value.get("digest"), digest)
-        or (config.role_problem(by, tool, args) if approved else None)
+        or (config.edit_problem(tool, args, edited) if edited is not None else None)
+        or (config.role_problem(by, tool, runs) if approved else None)
     )
     if problem:
         return Refusal(error=problem, by=by, approved=approved)
@@ -237,6 +300,7 @@ def check_decision(
     return Decision(
         decision="approved" if approved else "rejected",
         by=by,
-        role=config.role_for(by, tool, args, approved=approved),
+        role=config.role_for(by, tool, runs, approved=approved),
         note=note if note or approved else "rejected by a human",
+        args=dict(edited) if edited is not None and dict(edited) != dict(args) else None,
     )

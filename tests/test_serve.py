@@ -171,11 +171,15 @@ def test_a_refund_from_ticket_to_one_row_through_the_api(api: Api, muster_env: M
     done = api.thread("api-refund")
     assert done["thread_status"] == "done" and done["answer_is_final"]
     assert [(a["status"], a["decided_by"]) for a in done["actions"]][-1] == ("executed", "lead")
-    assert [row["event"] for row in audit_rows(muster_env, "api-refund")] == [
+    rows_of_audit = audit_rows(muster_env, "api-refund")
+    assert [row["event"] for row in rows_of_audit] == [
+        "authenticated",  # who the server authenticated, and how
         "decision",
         "attempt",
         "execution",
     ]
+    assert rows_of_audit[0]["actor"] == "lead"
+    assert rows_of_audit[0]["result"] == {"via": "tokens file", "answers": "approval"}
     again = api.post(decisions, {"decision": "approve"})
     assert again.status_code == 409 and "no pending approval" in again.json()["detail"]
     assert refund_rows(muster_env, "12345") == rows
@@ -206,7 +210,7 @@ def test_a_question_answered_then_the_thread_cancelled(api: Api, muster_env: Mus
     assert cancelled.status_code == 202, cancelled.text
     done = api.wait_for(thread_id, "done")
     assert "cancellation by alice: customer withdrew" in done["answer"]["stop_reason"]
-    assert [row["event"] for row in done["audit"]] == ["cancel"]
+    assert [row["event"] for row in done["audit"]] == ["authenticated", "cancel", "authenticated"]
     assert refund_rows(muster_env, "12345") == []
     again = api.post(f"/threads/{thread_id}/cancel")
     assert again.status_code == 409 and "already done" in again.json()["detail"]
@@ -347,11 +351,12 @@ def test_only_serve_loads_fastapi() -> None:
 def test_muster_serve_serves_until_sigterm(muster_env: MusterEnv) -> None:
     """The command itself: refused without tokens (exit 2, one line), else serving the
     store until SIGTERM, which it ends cleanly."""
-    refused = muster_env.cli("serve", extra_env={TOKENS_ENV: ""})
+    refused = muster_env.cli("serve", extra_env={TOKENS_ENV: "", "MUSTER_ACCOUNTS": ""})
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines() == [
         "muster: error: muster serve needs bearer tokens: set MUSTER_API_TOKENS to a JSON "
-        'file of {"<token>": "<approver>"} (approvers as in graph/approvers.json)'
+        'file of {"<token>": "<approver>"} (approvers as in graph/approvers.json), or set '
+        "MUSTER_ACCOUNTS to an accounts file (muster account add NAME)"
     ]
     tokens = _written(muster_env.root / "tokens.json", {LEAD: "lead"})
     with socket.socket() as probe:

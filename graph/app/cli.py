@@ -105,7 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument(
         "--by",
         help="who decides: a name in the approvers file (graph/approvers.json, or "
-        "$MUSTER_APPROVERS); default: the current user, who must be listed there",
+        "$MUSTER_APPROVERS); default: the current user, who must be listed there. Taken on "
+        "trust, for local use, unless $MUSTER_ACCOUNTS turns authentication on: then "
+        "$MUSTER_TOKEN says who decides and --by alone is refused",
     )
     approve.add_argument(
         "--digest",
@@ -138,20 +140,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than", type=days, required=True, metavar="DAYS", help="age in days (0: all)"
     )
     for control in (pause, resume_all, cancel):
-        control.add_argument("--by", help="who: a name in the approvers file (default: you)")
+        control.add_argument(
+            "--by",
+            help="who: a name in the approvers file (default: you); on trust unless "
+            "$MUSTER_ACCOUNTS is set (then $MUSTER_TOKEN says who)",
+        )
         control.add_argument("--reason", help="why, for the audit log and the answer")
     serve = commands.add_parser(
         "serve",
         parents=[common],
-        help="the HTTP API over the store: submit, read, decide (docs/service.md)",
-        description="Serve Muster's HTTP API (OpenAPI at /openapi.json) over the store, "
-        "running tickets in this process. Callers give a bearer token of the JSON file "
-        "$MUSTER_API_TOKENS names ({token: approver}); the approver decides.",
+        help="the HTTP API and web inbox over the store: submit, read, decide (docs/service.md)",
+        description="Serve Muster's HTTP API (OpenAPI at /openapi.json) and, with accounts, "
+        "its web inbox (/inbox) over the store, running tickets in this process. With "
+        "$MUSTER_ACCOUNTS, callers log in (a session with CSRF protection) or give an API "
+        "token of their account; else a bearer token of the JSON file $MUSTER_API_TOKENS "
+        "names ({token: approver}). The caller decides, held to their roles.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (8000)")
     serve.add_argument("--servers", help="mcpServers config file (as for run)")
     serve.add_argument("--model", help="the model for every run (as for run)")
+    add_account_parser(commands)
     add_batch_parser(commands, [common, running])
     add_eval_parser(commands)
     add_fleet_commands(commands, common)
@@ -159,6 +168,33 @@ def build_parser() -> argparse.ArgumentParser:
     add_time_travel_parsers(commands, common, running)
     add_replay_parser(commands, [common, running])
     return parser
+
+
+def add_account_parser(commands: argparse._SubParsersAction) -> None:
+    """`muster account add|token|list|revoke` (graph/app/serve/account_command.py runs them)."""
+    account = commands.add_parser(
+        "account",
+        help="approvers' accounts and API tokens ($MUSTER_ACCOUNTS; docs/service.md)",
+        description="Manage the accounts file $MUSTER_ACCOUNTS names. Setting "
+        "$MUSTER_ACCOUNTS turns authentication on: muster serve then wants a login or an "
+        "API token, and muster approve/cancel want $MUSTER_TOKEN (--by alone is refused).",
+    )
+    actions = account.add_subparsers(dest="account_command", required=True)
+    add = actions.add_parser("add", help="add an account (password from stdin or a prompt)")
+    add.add_argument("name", help="an approver of the approvers file")
+    add.add_argument(
+        "--role",
+        action="append",
+        dest="roles",
+        help="a role the account acts under (repeatable; default: the approver's roles)",
+    )
+    add.add_argument("--replace", action="store_true", help="reset an existing account")
+    token = actions.add_parser("token", help="make an API token for an account (shown once)")
+    token.add_argument("name")
+    token.add_argument("--label", default="", help="what the token is for")
+    actions.add_parser("list", help="the accounts, their roles and token counts")
+    revoke = actions.add_parser("revoke", help="remove every API token of an account")
+    revoke.add_argument("name")
 
 
 def announce(args: argparse.Namespace) -> None:
@@ -187,6 +223,10 @@ def command_for(name: str) -> Command:
         from graph.app.fleet import COMMANDS as FLEET
 
         return FLEET[name]
+    if name == "account":
+        from graph.app.serve.account_command import cmd_account
+
+        return cmd_account
     from graph.app.commands import COMMANDS
 
     return COMMANDS[name]

@@ -12,7 +12,6 @@ it only once a command runs, so `muster --help` stays instant.
 from __future__ import annotations
 
 import argparse
-import getpass
 import inspect
 import json
 import sys
@@ -47,6 +46,7 @@ from graph.app.signals import SignalDrain
 from graph.app.thread_filters import select_threads
 from graph.approvers import (
     APPROVERS_ENV,
+    Approver,
     approvers_path,
     digest_prefix_problem,
     digest_problem,
@@ -100,7 +100,7 @@ class NothingPendingError(MusterError):
     """The thread waits for no such answer (`muster serve` answers 409)."""
 
 
-DecisionCheck = Literal["approver", "digest_format", "digest", "role", "decided"]
+DecisionCheck = Literal["approver", "digest_format", "digest", "edit", "role", "decided"]
 """Which of `muster approve`'s checks refused a decision, in the order they are made."""
 
 
@@ -331,10 +331,14 @@ async def cmd_approve(args: argparse.Namespace) -> int:
     # The same checks the graph's `approve` node makes (graph/approvers.py), made here first
     # so a decision that would not hold fails with one line before any server starts, and
     # the approval stays pending. The graph checks again: the CLI is not trusted alone.
+    from graph.app.serve.accounts import cli_identity  # standard library only
+
     show = Carried.from_args(args).command("show", args.thread, run=False)
+    by, roles = cli_identity(args.by)  # with $MUSTER_ACCOUNTS: $MUSTER_TOKEN's account
     decision = approval_decision(
         thread=args.thread,
-        by=args.by or getpass.getuser(),
+        by=by,
+        roles=roles,
         approved=not args.reject,
         note=args.note or "",
         digest=args.digest,
@@ -364,6 +368,8 @@ def approval_decision(
     by_source: str,
     digest_source: str,
     fix_approver: str,
+    roles: Sequence[str] | None = None,
+    args: dict[str, Any] | None = None,
 ) -> ApprovalValue:
     """`muster approve`'s checks, shared with `muster serve`, in this order: `by` is a known
     approver and the digest given (if any) is well formed, now; then, against the pending
@@ -373,7 +379,9 @@ def approval_decision(
 
     The words of the errors are the caller's: `by_source` and `digest_source` name where
     `by` and the digest came from (`--by`, a token), `fix_approver` how to fix an unknown
-    approver, `show` where the digest is shown."""
+    approver, `show` where the digest is shown. `roles`: the roles of the authenticated
+    account deciding (graph/app/serve/accounts.py), held to the limits beside the approvers
+    file's; `args`: the arguments an approval edited, within the file's `edits`."""
     approvers = load_approvers()
     if unknown := approvers.unknown_approver(by):
         raise DecisionRefused(f"{by_source} {unknown}; {fix_approver}", "approver")
@@ -387,8 +395,17 @@ def approval_decision(
         pending_digest = pending["digest"]
         if digest is not None and (problem := digest_problem(digest, pending_digest)):
             raise DecisionRefused(f"{problem}; run {show} again", "digest")
-        if approved and (problem := approvers.role_problem(by, pending["tool"], pending["args"])):
-            raise DecisionRefused(f"{problem}; the approval stays pending", "role")
+        tool, runs = pending["tool"], pending["args"]
+        if approved and args is not None:
+            if problem := approvers.edit_problem(tool, runs, args):
+                raise DecisionRefused(f"{problem}; the approval stays pending", "edit")
+            runs = args
+        account = approvers.model_copy(
+            update={"approvers": {by: Approver(roles=tuple(roles))}} if roles else {}
+        )
+        for held in (approvers, account) if approved else ():
+            if problem := held.role_problem(by, tool, runs):
+                raise DecisionRefused(f"{problem}; the approval stays pending", "role")
         wanted = "approved" if approved else "rejected"
         async with await checkpoint_store(db).open_audit() as audit:
             standing = await audit.decision(thread, pending_digest)
@@ -400,7 +417,8 @@ def approval_decision(
                     "the first decision stands",
                     "decided",
                 )
-        return {"approved": approved, "digest": pending_digest, "by": by, "note": note}
+        value = {"approved": approved, "digest": pending_digest, "by": by, "note": note}
+        return value if args is None or not approved else {**value, "args": args}
 
     return decision
 

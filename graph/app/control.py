@@ -12,7 +12,6 @@ approval is asked, no action runs, no new work starts, and the answer says it wa
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
 from typing import Any
 
@@ -43,8 +42,11 @@ async def write_cancellation(
 
 
 def _operator(args: argparse.Namespace) -> str:
-    """Who acts: `--by`, else the OS user; either must be listed in the approvers file."""
-    by = args.by or getpass.getuser()
+    """Who acts: `--by`, else the OS user (with $MUSTER_ACCOUNTS: $MUSTER_TOKEN's account);
+    either must be listed in the approvers file."""
+    from graph.app.serve.accounts import cli_identity  # standard library only
+
+    by, _roles = cli_identity(args.by)
     approvers = load_approvers()
     if unknown := approvers.unknown_approver(by):
         raise MusterError(

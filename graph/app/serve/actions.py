@@ -24,6 +24,7 @@ from graph.app.commands import (
 )
 from graph.app.control import write_cancellation
 from graph.app.options import check_ticket
+from graph.app.serve.accounts import Identity
 from graph.app.serve.auth import TOKENS_ENV
 from graph.app.serve.models import CancelIn, DecisionIn, ThreadAccepted, TicketIn
 from graph.app.serve.runs import Payload, ThreadRuns
@@ -76,14 +77,45 @@ async def submit(runs: ThreadRuns, ticket: TicketIn) -> ThreadAccepted:
     return accepted(thread_id, "run")
 
 
-async def decide(runs: ThreadRuns, thread_id: str, body: DecisionIn, by: str) -> ThreadAccepted:
+AUTHENTICATED = "authenticated"
+"""The audit event of a decision's caller: who, under which roles, proved how."""
+
+
+async def record_caller(
+    runs: ThreadRuns, thread_id: str, caller: Identity, kind: str, resume: Any
+) -> None:
+    """Audit who answered the thread, as the server authenticated them (their account,
+    roles and how they proved it: a session, an API token's id), beside the decision the
+    graph records under the same name."""
+    audit = runs.runtime.services.audit
+    if audit is None:
+        return
+    digest = str(resume.get("digest", "")) if isinstance(resume, dict) else ""
+    await audit.record(
+        thread_id=thread_id,
+        event=AUTHENTICATED,
+        actor=caller.name,
+        role=",".join(caller.roles),
+        digest=digest,
+        result={"via": caller.via, "answers": kind},
+    )
+
+
+async def decide(
+    runs: ThreadRuns, thread_id: str, body: DecisionIn, caller: Identity
+) -> ThreadAccepted:
     """Answer the thread's pending approval (approve, reject) or question (respond), as
-    `muster approve` and `muster clarify` do, with `by` the token's approver."""
+    `muster approve` and `muster clarify` do, with `caller` the authenticated decider: an
+    account's roles are held to the approvers file's limits as well as the file's own, and
+    edited arguments (`body.args`) to its `edits`."""
+    by = caller.name
     where = f"GET /threads/{thread_id} shows it"
     value: Any
     if body.decision == "respond":
         if not (body.answer or "").strip():
             raise ConfigError('"respond" needs an "answer": the reply to the question')
+        if problem := load_approvers().unknown_approver(by):
+            raise ForbiddenError(f"the caller {problem}")
         kind, value = "clarification", body.answer
     else:
         kind = "approval"
@@ -95,9 +127,12 @@ async def decide(runs: ThreadRuns, thread_id: str, body: DecisionIn, by: str) ->
             digest=body.digest,
             db=runs.runtime.db,
             show=f"GET /threads/{thread_id}",
-            by_source="the token's approver",
+            by_source="the caller",
             digest_source="digest",
-            fix_approver=f"map the token to an approver of {approvers_path()} in ${TOKENS_ENV}",
+            fix_approver=f"give the account an approver of {approvers_path()}, or map the "
+            f"token to one in ${TOKENS_ENV}",
+            roles=caller.roles or None,
+            args=body.args if body.decision == "approve" else None,
         )
     from graph.app.fleet import answer_on_fleet  # lazy, as in the CLI: Procrastinate
 
@@ -108,15 +143,20 @@ async def decide(runs: ThreadRuns, thread_id: str, body: DecisionIn, by: str) ->
     async def prepare() -> tuple[Payload, Any]:
         graph, saver = runs.runtime.graph, runs.runtime.saver
         await check_waiting(graph, saver, thread_id, kind, unknown=unknown(thread_id))
-        return await answer_command(graph, thread_id, kind, value, where=where)
+        command, resume = await answer_command(graph, thread_id, kind, value, where=where)
+        await record_caller(runs, thread_id, caller, kind, resume)
+        return command, resume
 
     resume = await runs.start(thread_id, prepare, must_exist=True)
     return accepted(thread_id, kind, by=by, resume=resume)
 
 
-async def cancel(runs: ThreadRuns, thread_id: str, body: CancelIn, by: str) -> ThreadAccepted:
+async def cancel(
+    runs: ThreadRuns, thread_id: str, body: CancelIn, caller: Identity
+) -> ThreadAccepted:
     """End the thread cleanly (as `muster cancel`): the cancellation is audited, `act` is
     written as having stopped the run, and the graph's own routing writes the answer."""
+    by = caller.name
     if problem := load_approvers().unknown_approver(by):
         raise ForbiddenError(
             f"the token's approver {problem}; map it to an approver in ${TOKENS_ENV}, or "
@@ -132,6 +172,7 @@ async def cancel(runs: ThreadRuns, thread_id: str, body: CancelIn, by: str) -> T
         reason = await write_cancellation(
             runtime.graph, runtime.store, thread_id, by=by, why=body.reason
         )
+        await record_caller(runs, thread_id, caller, "cancel", None)
         return None, reason
 
     told = await runs.start(thread_id, prepare, must_exist=True)

@@ -1,12 +1,17 @@
 """The routes of `muster serve` (`create_app`), and how Muster's errors become statuses.
 
-Every route but `/openapi.json` needs a bearer token (graph/app/serve/auth.py): none or an
-unknown one is a 401. Errors say what the CLI would say, in `{"detail": ..., "check": ...}`:
-an unknown thread is 404; a thread that waits for no such answer, is busy (another run holds
-its lease), already exists, or a decision whose digest names another action or that another
+Who calls (graph/app/serve/auth.py): with accounts (`MUSTER_ACCOUNTS`), an API token of an
+account (`Authorization: Bearer`) or a browser session (a cookie, and for every write its
+CSRF token in `X-CSRF-Token`); without, a token of the tokens file. Every route but the
+login page needs one of them: none, an unknown token or an expired session is a 401 (an
+inbox page sends the browser to `/login` instead), a session's write without its CSRF token
+a 403. Errors say what the CLI would say, in `{"detail": ..., "check": ...}`: an unknown
+thread is 404; a thread that waits for no such answer, is busy (another run holds its
+lease), already exists, or a decision whose digest names another action or that another
 decision already stands on, 409; an approver who may not decide (unknown, or without the
-role a policy limit needs), 403; a malformed ticket, thread id, digest or body, 422.
-Swagger's pages are off: they load their scripts from a CDN, and this server fetches nothing.
+role a policy limit needs), 403; a malformed ticket, thread id, digest or body, or an edit
+outside the policy's bounds, 422. Swagger's pages are off: they load their scripts from a
+CDN, and this server fetches nothing.
 """
 
 from __future__ import annotations
@@ -16,17 +21,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from checkpoints.lease import ThreadBusyError
-from checkpoints.threads import describe_threads, thread_exists
+from checkpoints.threads import thread_exists
 from graph.app.commands import DecisionRefused, NothingPendingError, UnknownThreadError
 from graph.app.options import MusterOptions
 from graph.app.runtime import MusterRuntime, open_runtime, stopped_by
-from graph.app.serve import actions
-from graph.app.serve.auth import ApiTokens
+from graph.app.serve import actions, inbox
+from graph.app.serve.accounts import Identity
+from graph.app.serve.auth import ApiTokens, Authenticator, CsrfRefused, authenticate
 from graph.app.serve.events import thread_events
 from graph.app.serve.models import (
     ApprovalItem,
@@ -40,12 +45,13 @@ from graph.app.serve.models import (
 )
 from graph.app.serve.runs import ThreadRuns
 from graph.app.serve.views import pending_decisions, thread_detail
-from graph.app.thread_filters import select_threads, since_time, thread_status
+from graph.app.thread_filters import since_time, thread_status
 from workers.errors import ConfigError, MusterError
 
-API_VERSION = "0.1.0"
+API_VERSION = "0.2.0"
 
-_bearer = HTTPBearer(auto_error=False, description="a token of $MUSTER_API_TOKENS")
+MAX_PAGE = 500
+"""The most threads one `GET /threads` returns (`limit`)."""
 
 REFUSALS: dict[int | str, dict[str, Any]] = {
     status: {"model": Problem} for status in (401, 403, 404, 409, 422)
@@ -56,29 +62,14 @@ DECISION_STATUS = {
     "approver": 403,
     "role": 403,
     "digest_format": 422,
+    "edit": 422,
     "digest": 409,
     "decided": 409,
 }
 """The status of a decision refused by each of `muster approve`'s checks."""
 
 
-def approver(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> str:
-    """The approver the request's bearer token speaks for; 401 without a valid one."""
-    tokens: ApiTokens = request.app.state.tokens
-    name = tokens.approver(credentials.credentials) if credentials is not None else None
-    if name is None:
-        raise HTTPException(
-            status_code=401,
-            detail="give a valid token: Authorization: Bearer <token of $MUSTER_API_TOKENS>",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return name
-
-
-Approver = Annotated[str, Depends(approver)]
+Caller = Annotated[Identity, Depends(authenticate)]
 
 
 def runs_of(request: Request) -> ThreadRuns:
@@ -95,7 +86,7 @@ async def existing(runs: ThreadRuns, thread_id: str) -> None:
         raise actions.unknown(thread_id)
 
 
-router = APIRouter(dependencies=[Depends(approver)], responses=REFUSALS)
+router = APIRouter(dependencies=[Depends(authenticate)], responses=REFUSALS)
 
 
 @router.post("/threads", status_code=202, response_model=ThreadAccepted, tags=["threads"])
@@ -108,23 +99,32 @@ async def submit_ticket(ticket: TicketIn, runs: Runs) -> ThreadAccepted:
 @router.get("/threads", response_model=list[ThreadSummary], tags=["threads"])
 async def list_threads(
     runs: Runs,
+    response: Response,
     status: Annotated[list[str] | None, Query(description="done, interrupted, ...")] = None,
     since: Annotated[str | None, Query(description="ISO date or time, or 90s, 2h, 7d")] = None,
+    until: Annotated[str | None, Query(description="ISO date or time, or an age")] = None,
+    q: Annotated[str | None, Query(description="words the ticket (or id) contains")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="at most this many")] = 100,
+    offset: Annotated[int, Query(ge=0, description="skip this many first")] = 0,
 ) -> list[dict[str, Any]]:
-    """The store's threads, most recently updated first (as `muster threads --json`)."""
+    """The store's threads, most recently updated first (as `muster threads --json`),
+    searched by status, time and subject, a page at a time (`X-Total-Count`: how many match)."""
     try:
         statuses = [thread_status(s) for s in status or []]
         after = since_time(since) if since else None
+        before = since_time(until) if until else None
     except argparse.ArgumentTypeError as error:
         raise ConfigError(str(error)) from None
-    infos = await describe_threads(runs.runtime.graph, runs.runtime.saver)
+    await runs.index.refresh()
+    chosen = runs.index.select(status=statuses, since=after, until=before, subject=q)
+    response.headers["X-Total-Count"] = str(len(chosen))
     return [
         {
-            **info.__dict__,
-            "stopped_by": stopped_by(info.thread_id) if info.status == "in progress" else None,
-            "running_here": runs.running(info.thread_id),
+            **entry.summary(),
+            "stopped_by": stopped_by(entry.thread_id) if entry.status == "in progress" else None,
+            "running_here": runs.running(entry.thread_id),
         }
-        for info in select_threads(infos, status=statuses, since=after)
+        for entry in chosen[offset : offset + limit]
     ]
 
 
@@ -159,10 +159,19 @@ async def thread_progress(thread_id: str, runs: Runs) -> StreamingResponse:
 
 
 @router.get("/approvals", response_model=list[ApprovalItem], tags=["decisions"])
-async def list_approvals(runs: Runs) -> list[dict[str, Any]]:
-    """Every action waiting for a decision, across threads, with its evidence, digest,
-    policy and draft reply."""
-    return await pending_decisions(runs.runtime)
+async def list_approvals(
+    runs: Runs,
+    response: Response,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="threads per page")] = 100,
+    offset: Annotated[int, Query(ge=0, description="skip this many threads first")] = 0,
+) -> list[dict[str, Any]]:
+    """The actions waiting for a decision, across threads (most recently updated first, a
+    page of threads at a time; `X-Total-Count`: how many threads wait), with their evidence,
+    digest, policy, draft reply and the arguments an approval may edit."""
+    await runs.index.refresh()
+    waiting = [e.thread_id for e in runs.index.select() if "approval" in e.waiting_on]
+    response.headers["X-Total-Count"] = str(len(waiting))
+    return await pending_decisions(runs.runtime, waiting[offset : offset + limit])
 
 
 @router.post(
@@ -171,10 +180,12 @@ async def list_approvals(runs: Runs) -> list[dict[str, Any]]:
     response_model=ThreadAccepted,
     tags=["decisions"],
 )
-async def decide(thread_id: str, body: DecisionIn, by: Approver, runs: Runs) -> ThreadAccepted:
-    """Approve or reject the pending action, or respond to the pending question; the
-    decider is the token's approver. The checks of `muster approve` are made before the
-    response (a refused decision runs nothing); the thread then continues in the background."""
+async def decide(thread_id: str, body: DecisionIn, by: Caller, runs: Runs) -> ThreadAccepted:
+    """Approve (as proposed, or with edited arguments within the policy's bounds) or reject
+    the pending action, or respond to the pending question; the decider is the
+    authenticated caller, held to their roles. The checks of `muster approve` are made
+    before the response (a refused decision runs nothing); the thread then continues in the
+    background."""
     return await actions.decide(runs, thread_id, body, by)
 
 
@@ -182,7 +193,7 @@ async def decide(thread_id: str, body: DecisionIn, by: Approver, runs: Runs) -> 
     "/threads/{thread_id}/cancel", status_code=202, response_model=ThreadAccepted, tags=["threads"]
 )
 async def cancel_thread(
-    thread_id: str, by: Approver, runs: Runs, body: CancelIn | None = None
+    thread_id: str, by: Caller, runs: Runs, body: CancelIn | None = None
 ) -> ThreadAccepted:
     """End the thread cleanly (as `muster cancel`): nothing more runs; its answer says so."""
     return await actions.cancel(runs, thread_id, body or CancelIn(), by)
@@ -192,6 +203,8 @@ def status_for(error: MusterError) -> tuple[int, str | None]:
     """The HTTP status for one of Muster's errors, and the decision check it names."""
     if isinstance(error, DecisionRefused):
         return DECISION_STATUS[error.check], error.check
+    if isinstance(error, CsrfRefused):
+        return 403, "csrf"
     if isinstance(error, UnknownThreadError):
         return 404, None
     if isinstance(error, actions.ForbiddenError):
@@ -210,10 +223,17 @@ async def muster_error(request: Request, error: Exception) -> JSONResponse:
 
 
 def create_app(
-    options: MusterOptions, tokens: ApiTokens, *, runtime: MusterRuntime | None = None
+    options: MusterOptions,
+    auth: Authenticator | ApiTokens,
+    *,
+    runtime: MusterRuntime | None = None,
 ) -> FastAPI:
     """The API over `options`' store: its runtime opens when the app starts (or `runtime`,
-    already open, is used) and every run in flight drains when it stops."""
+    already open, is used) and every run in flight drains when it stops. With accounts
+    (`auth.sessions`), the inbox and its login page are served too, and the OpenAPI
+    document needs a login like everything else."""
+    if isinstance(auth, ApiTokens):
+        auth = Authenticator(tokens=auth)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -238,8 +258,17 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        openapi_url=None if auth.sessions else "/openapi.json",
     )
-    app.state.tokens = tokens
+    app.state.auth = auth
     app.include_router(router)
+    if auth.sessions:
+        app.include_router(inbox.router)
+        app.include_router(inbox.login_router)
+
+        @app.get("/openapi.json", include_in_schema=False, dependencies=[Depends(authenticate)])
+        async def openapi_document() -> JSONResponse:
+            return JSONResponse(app.openapi())
+
     app.add_exception_handler(MusterError, muster_error)
     return app

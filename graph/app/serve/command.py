@@ -1,10 +1,10 @@
 """`muster serve`: the HTTP API under uvicorn, until SIGINT or SIGTERM.
 
-The tokens file (`MUSTER_API_TOKENS`) and the run options are checked before anything
-starts (a one-line error, exit 2); uvicorn then serves `create_app` on the command's own
-event loop: the runtime opens as the app starts, and on a signal uvicorn stops taking
-requests, the runs in flight drain (checkpointed; `muster resume` continues them) and the
-servers stop.
+Who may call (`MUSTER_ACCOUNTS`, else the tokens file `MUSTER_API_TOKENS`) and the run
+options are checked before anything starts (a one-line error, exit 2); uvicorn then serves
+`create_app` on the command's own event loop: the runtime opens as the app starts, and on a
+signal uvicorn stops taking requests, the runs in flight drain (checkpointed; `muster
+resume` continues them) and the servers stop.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 
 from graph.app.commands import _run_options
 from graph.app.options import ExitCode
-from graph.app.serve.auth import load_tokens
+from graph.app.serve.auth import load_authenticator
 
 GRACEFUL_SHUTDOWN_S = 5
 """How long open requests (an event stream) may take to end once a stop was asked."""
@@ -25,9 +25,9 @@ async def cmd_serve(args: argparse.Namespace) -> int:
 
     from graph.app.serve.app import create_app
 
-    tokens = load_tokens()
+    auth = load_authenticator()
     options = _run_options(args)
-    app = create_app(options, tokens)
+    app = create_app(options, auth)
     config = uvicorn.Config(
         app,
         host=args.host,
@@ -39,7 +39,8 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     )
     print(
         f"muster serve: http://{args.host}:{args.port} over {options.db} "
-        f"({len(tokens.approvers)} token(s) from {tokens.path}); OpenAPI at /openapi.json",
+        f"(callers: {auth.describe()}); OpenAPI at /openapi.json"
+        + ("; the inbox at /inbox" if auth.sessions else ""),
         flush=True,
     )
     server = uvicorn.Server(config)

@@ -21,7 +21,8 @@ class Problem(BaseModel):
     """What is wrong and what to do, as the CLI would say it."""
     check: str | None = None
     """For a refused decision: which check refused it (`approver`, `digest_format`,
-    `digest`, `role`, `decided`), else null."""
+    `digest`, `edit`, `role`, `decided`), or `csrf` for a session's write without its CSRF
+    token, else null."""
 
 
 class TicketIn(BaseModel):
@@ -43,7 +44,8 @@ class ThreadAccepted(BaseModel):
     accepted: str
     """What runs now: `run`, `approval`, `clarification`, `cancel`."""
     by: str | None = None
-    """The approver (from the token) for a decision or a cancellation."""
+    """The approver (the authenticated account, or the token's) for a decision or a
+    cancellation."""
     resume: Any = None
     """The resume value the thread was answered with, for a decision."""
     queued_on_fleet: bool = False
@@ -140,6 +142,16 @@ class ThreadDetail(BaseModel):
     audit: list[AuditEntry]
 
 
+class EditableArg(BaseModel):
+    """An argument an approver may lower when approving (the approvers file's `edits`)."""
+
+    arg: str
+    at_least: int
+    at_most: int
+    """The proposed value: an edit never goes above it."""
+    rule: str
+
+
 class ApprovalItem(BaseModel):
     """A decision waiting across the store's threads, with what a person needs to make it."""
 
@@ -162,12 +174,14 @@ class ApprovalItem(BaseModel):
     """The reply to the customer as it stands while the action waits."""
     refused_before: list[str] = Field(default_factory=list)
     """Why earlier answers to this approval were refused by the graph, if any were."""
+    editable: list[EditableArg] = Field(default_factory=list)
+    """The arguments an approval may change, with their bounds."""
     decide_url: str
 
 
 class DecisionIn(BaseModel):
     """A human's answer to a thread that waits: approve or reject its pending action, or
-    respond to its clarifying question. Who decides is the bearer token's approver."""
+    respond to its clarifying question. Who decides is the authenticated caller."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -179,6 +193,12 @@ class DecisionIn(BaseModel):
     )
     note: str | None = Field(default=None, description="why, for the audit log")
     answer: str | None = Field(default=None, description="the reply to a clarifying question")
+    args: dict[str, Any] | None = Field(
+        default=None,
+        description="approve with these arguments instead of the proposed ones: the same "
+        "arguments, only those the approvers file's `edits` allow changed, within their "
+        "bounds (a partial refund); the role limits are checked on what will run",
+    )
 
 
 class CancelIn(BaseModel):

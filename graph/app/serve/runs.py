@@ -25,6 +25,7 @@ from langgraph.types import Command
 
 from graph.app.render import describe_report, waiting_for
 from graph.app.runtime import MusterRuntime, stream_run
+from graph.app.serve.thread_index import ThreadIndex
 
 log = logging.getLogger("muster.serve")
 
@@ -39,6 +40,8 @@ class ThreadRuns:
 
     def __init__(self, runtime: MusterRuntime) -> None:
         self.runtime = runtime
+        self.index = ThreadIndex(runtime)
+        """The store's threads, for the lists (kept current from the store itself)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._controls: dict[str, RunControl] = {}
         """thread → the control of its run in flight (accepted and running here)."""

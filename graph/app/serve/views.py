@@ -16,9 +16,11 @@ from typing import Any
 
 from langgraph.types import StateSnapshot
 
-from checkpoints.threads import status_of, thread_config, thread_ids, waiting_on
+from checkpoints.threads import status_of, thread_config, waiting_on
+from checkpoints.threads import thread_ids as all_thread_ids
 from graph.app.render import result_payload
 from graph.app.runtime import MusterRuntime
+from graph.approvers import ApproverConfig, load_approvers
 from graph.synthesize import compose_answer
 from workers.contracts import Answer, ResolutionStep
 
@@ -65,18 +67,32 @@ async def thread_detail(runtime: MusterRuntime, thread_id: str, *, running: bool
     }
 
 
-async def pending_decisions(runtime: MusterRuntime) -> list[dict[str, Any]]:
-    """Every approval waiting in the store, most recently updated thread first (see
-    `ApprovalItem`)."""
+async def pending_decisions(
+    runtime: MusterRuntime, thread_ids: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Every approval waiting in `thread_ids` (default: the whole store), in that order,
+    most recently updated first (see `ApprovalItem`)."""
     items: list[dict[str, Any]] = []
-    for thread_id in await thread_ids(runtime.saver):
+    edits = load_approvers()
+    for thread_id in thread_ids if thread_ids is not None else await all_thread_ids(runtime.saver):
         snapshot = await runtime.graph.aget_state(thread_config(thread_id))
         if "approval" in waiting_on(snapshot):
-            items += approval_items(thread_id, snapshot)
+            items += approval_items(thread_id, snapshot, edits)
     return items
 
 
-def approval_items(thread_id: str, snapshot: StateSnapshot) -> list[dict[str, Any]]:
+def editable_args(config: ApproverConfig, tool: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """The arguments of this action an approval may lower, with their bounds."""
+    return [
+        {"arg": e.arg, "at_least": e.at_least, "at_most": args[e.arg], "rule": e.rule}
+        for e in config.edits_for(tool)
+        if isinstance(args.get(e.arg), int) and not isinstance(args.get(e.arg), bool)
+    ]
+
+
+def approval_items(
+    thread_id: str, snapshot: StateSnapshot, config: ApproverConfig | None = None
+) -> list[dict[str, Any]]:
     """The thread's pending approvals, each with the answer so far's evidence, policy and
     draft reply for it."""
     values = dict(snapshot.values)
@@ -106,6 +122,9 @@ def approval_items(thread_id: str, snapshot: StateSnapshot) -> list[dict[str, An
                 "evidence": evidence,
                 "draft_reply": answer.customer_reply if answer else "",
                 "refused_before": [str(e) for e in ask.get("errors") or []],
+                "editable": editable_args(
+                    config or load_approvers(), str(ask.get("tool")), dict(ask.get("args") or {})
+                ),
                 "decide_url": f"/threads/{thread_id}/decisions",
             }
         )
