@@ -697,6 +697,9 @@ INTENTS: tuple[Intent, ...] = (
             r"did(?:n'?t| not) contain (?:the|my|what)",
             r"lo que (?:me )?(?:llego|vino) (?:fue|era)",
             r"what (?:arrived|came|turned up) was",
+            r"(?:ma |pero |mais |aber |maar |mas )?(?:nella|dentro la) (?:scatola|confezione|pacco)"
+            r" c'era",
+            r"im paket (?:war|waren|lag|lagen) (?:aber|stattdessen)",
             r"ce qui est arrive",
             r"was (?:dann )?ankam",
             r"wat er (?:kwam|binnen kwam)",
@@ -1179,6 +1182,11 @@ INTENTS: tuple[Intent, ...] = (
             r"(?:box|parcel|package) (?:was |came |arrived )?(?:half )?empty",
             r"(?:only|just) (?:got|received|came with) (?:one|1|part|half|some)(?! of (?:my|the|your|our) (?:refund|money|payment))",
             r"(?:not|wasn'?t|weren'?t) in the (?:box|parcel|package)",
+            r"(?:there'?s|there is|there was|there were|with|but) no [^.?!,]{1,30} in (?:the|my)"
+            r" (?:box|parcel|package)",
+            r"(?:en|dentro de) (?:la caja|el paquete) no (?:venia|venian|estaba|estaban|habia"
+            r"|traia|traian)",
+            r"no (?:venia|venian|traia|traian) (?:el|la|los|las) [^.?!,]{1,30}(?:ni|y)",
             r"incomplete",
             r"n'y a (?:ni|pas) (?:le|la|les)",
             r"(?:so|apenas) (?:vinha|veio|chegou|chegaram) um",

@@ -43,7 +43,7 @@ _NEGATION_FILLER = (
     r"(?:want|wanna|need|wish|like|to|a|any|the|it|this|that|my|me|please|pls|have|going|plan"
     r"|planning|be|ask|asking|for|request|requesting|longer|anymore|so|you|we|i|je|veux|pas"
     r"|plus|la|le|les|l'|ich|will|moechte|bitte|es|sie|die|den|quiero|hace|falta|necesito"
-    r"|deseo|lo|los|me|voglio|di|serve|piu|wil|het|hem|hoeft|te|quero|o|os|precisa|mais"
+    r"|deseo|lo|los|me|mi|voglio|di|serve|piu|wil|het|hem|hoeft|te|quero|o|os|precisa|mais"
     r"|more|nada|rien|un|une|einen|eine|kein|keine|una|uno|um|uma|een|or|nor|and|either|even|really"
     r"|actually|just|go|ahead|with|proceed|cancel|cancelling|refund|return|il|el|der|das|de|het|o"
     r"|demande|demandons|any|een|um|cherche|faire|busco|cerco|suche|looking|seeking|after"
@@ -225,8 +225,32 @@ OTHER_PERSON = re.compile(
 )
 """A clause about somebody else's order: its id is not this customer's subject."""
 
+_PACKAGING = (
+    r"(?:box|parcel|package|packaging|carton|karton|paket|verpackung|colis|emballage|caja"
+    r"|paquete|embalaje|scatola|pacco|imballaggio|doos|pakket|verpakking|caixa|pacote"
+    r"|embalagem)"
+)
+_PACKAGING_HARM = (
+    r"(?:split|crushed|dented|damaged|torn|ripped|smashed|squashed|caved|open|enfonce|ecrase"
+    r"|abime|dechire|eingedrueckt|beschaedigt|aufgerissen|eingerissen|zerdrueckt|kaputt"
+    r"|aplastad|rot[oa]|danad|abiert|rovinat|ammaccat|schiacciat|rott|aperta|gedeukt"
+    r"|beschadigd|kapot|gescheurd|open|amassad|danificad|rasgad|estragad|abert)\w*"
+)
+TRANSIT = re.compile(
+    rf"\b{_PACKAGING}\b[^.!?;\n]{{0,40}}\b{_PACKAGING_HARM}"
+    rf"|\b{_PACKAGING_HARM}\b[^.!?;\n]{{0,15}}\b{_PACKAGING}\b"
+    r"|\b(?:in transit|during (?:shipping|delivery|transit)|on arrival|(?:courier|driver)"
+    r" (?:dropped|threw)|beim (?:transport|versand)|bei (?:der )?ankunft|pendant le transport"
+    r"|a l'arrivee|durante (?:el|il) (?:envio|transporte|trasporto)|all'arrivo|al llegar"
+    r"|tijdens (?:het )?(?:transport|verzenden)|bij (?:aankomst|levering)|no transporte"
+    r"|na (?:chegada|entrega))\b"
+)
+"""Words that the harm happened on the way (a dented box, "on arrival", "beim Transport"):
+then the item arrived damaged, even where a word of a fault ("it leaks", "kapot") is read too."""
 WRONG_ACROSS = re.compile(
-    r"(?:(?:you|they|u) (?:sent|shipped|gave|delivered) (?:me |us )?|(?:i|we) (?:received|got) )"
+    r"\bbestellt,? (?:im paket|in der lieferung|geliefert|bekommen|erhalten|geschickt)"
+    r"[^.;!?]{0,25}\b(?:aber|stattdessen)\b"
+    r"|(?:(?:you|they|u) (?:sent|shipped|gave|delivered) (?:me |us )?|(?:i|we) (?:received|got) )"
     r"(?:a|an|the|some) [^.?!;]{1,40}[.;!]+ *(?:but |and |yet )?(?:i|we) (?:had )?(?:ordered"
     r"|bought|paid for|purchased)\b"
     r"|(?:ordered|expected)\s*:[^.;!?\n]{1,60}[.;!\n]+\s*(?:received|got|arrived|came)\s*:"
@@ -389,6 +413,11 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     ]
     if "wrong_item" not in found and WRONG_ACROSS.search(" ".join(folded)):
         found.append("wrong_item")
+    if "defective_item" in found and TRANSIT.search(" ".join(folded)):
+        # Harmed on the way: damaged on arrival, not a fault that showed in use.
+        found = [name for name in found if name != "defective_item"]
+        if "damaged_item" not in found:
+            found.append("damaged_item")
     if not found and not asks_something and any(THANKS.search(f) for f in folded):
         found = ["acknowledgement"]  # only thanks, nothing asked: nothing to do
     clashing = any(other in found for name in found for other in BY_NAME[name].unless)
