@@ -48,7 +48,7 @@ eval: $(STAMP) ## score the readers on every split of both packs' corpora (the t
 	$(VENV)/bin/muster eval --lifecycle --check  # whole threads: final answer and data
 	$(VENV)/bin/muster eval --lifecycle --domain incidents --check
 
-bench: $(STAMP) ## benchmarks (never run as tests); results go in the README
+bench: $(STAMP) ## benchmarks (never run as tests); results go in docs/benchmarks.md
 	$(PY) bench/hub_latency.py
 	$(PY) bench/fanout.py
 	$(PY) bench/batch.py

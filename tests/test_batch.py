@@ -134,7 +134,9 @@ def test_batch_runs_each_ticket_on_its_own_thread(muster_env: MusterEnv) -> None
     finished = re.findall(r"^\[\s*(\d+)/6\] (\S+) (\S+)", out, re.M)
     assert sorted(int(n) for n, _, _ in finished) == [1, 2, 3, 4, 5, 6]
     assert {tid: outcome for _, tid, outcome in finished} == EXPECTED_OUTCOME
-    table = dict(re.findall(r"^  (complete|partial|needs_human|failed) +(\d+)$", out, re.M))
+    table = dict(
+        re.findall(r"^  (complete|partial|needs_human|failed) +(\d+) +\$\d+\.\d{4}$", out, re.M)
+    )
     assert table == {"complete": "3", "partial": "0", "needs_human": "3", "failed": "0"}
     assert re.search(r"^  billing +ambiguous +1$", out, re.M), out
 
@@ -269,8 +271,9 @@ def test_sigkill_mid_queue_then_resume_finishes_each_ticket_once(muster_env: Mus
             proc=proc,
         )
         servers = _children(proc.pid)  # before the kill: afterwards they are reparented
-        # A finished branch's writes land in SQLite just after its trace line (DESIGN: a kill
-        # within ~1 ms of a branch finishing may re-run it): wait for them, then kill.
+        # A finished branch's writes land in SQLite just after its trace line
+        # (docs/architecture.md, platform facts: a kill within ~1 ms of a branch finishing may
+        # re-run it): wait for them, then kill.
         wait_until(
             lambda: _branches_saved(db, tickets, billing_done, muster_env.trace_dir),
             "the mid-way tickets' finished branches in the checkpoint store",

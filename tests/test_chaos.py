@@ -2,7 +2,7 @@
 resume every thread to its end, and find nothing doubled, re-run or refunded twice.
 
 Three trials of `bench/chaos.py` (one per command kind, at once); the benchmark runs thirty
-(`python bench/chaos.py --trials 30 --seed 7`, figures in the README). Each kill is a seeded
+(`python bench/chaos.py --trials 30 --seed 7`, figures in docs/benchmarks.md). Each kill is a seeded
 delay after an observed event (the command's first output line, or its first trace line),
 every other wait is for an event, with a safety bound only a hang reaches.
 """

@@ -152,8 +152,9 @@ def test_sigkill_mid_fanout_then_resume_repeats_no_finished_work(muster_env: Mus
     try:
         _wait_for_fast_workers(trace, muster_env.call_log, proc)
         servers = _children(proc.pid)  # before the kill: afterwards they are reparented
-        # The finished branches' writes land in SQLite just after their trace lines (DESIGN: a
-        # kill within ~1 ms of a branch finishing may re-run it): wait for them, then kill.
+        # The finished branches' writes land in SQLite just after their trace lines
+        # (docs/architecture.md, platform facts: a kill within ~1 ms of a branch finishing may
+        # re-run it): wait for them, then kill.
         wait_until(
             lambda: set(FAST_WORKERS) <= saved_branch_workers(muster_env.checkpoint_db, thread),
             "billing's and comms' reports in the checkpoint store",

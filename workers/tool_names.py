@@ -5,11 +5,11 @@ matching ``^[a-zA-Z0-9_-]{1,64}$`` only (no dot). So the worker loop offers each
 an alias (``orders.find_order`` → ``orders__find_order``) and maps the model's calls back to
 the exact qualified name *before* the hub's allowlist check.
 
-The way back is exact and never fuzzy (DESIGN principle 4): an alias is resolved only when
-it is precisely the alias of one of the names that were offered. Anything else (a typo, a
-dotted name, an alias of a tool that was not offered, an alias shared by two offered names)
-resolves to nothing, so the caller passes the model's name on unchanged and the hub refuses
-it. Names already safe and dot-free (the control tools) are their own alias.
+The way back is exact and never fuzzy (docs/architecture.md principle 4): an alias is
+resolved only when it is precisely the alias of one of the names that were offered. Anything
+else (a typo, a dotted name, an alias of a tool that was not offered, an alias shared by two
+offered names) resolves to nothing, so the caller passes the model's name on unchanged and
+the hub refuses it. Names already safe and dot-free (the control tools) are their own alias.
 
 Two different names that would share one alias are a configuration error, reported by
 `check_aliases` when the tools are bound, never silently resolved to either of them.

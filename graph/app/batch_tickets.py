@@ -4,8 +4,8 @@ Each line of the tickets file is `{"id": "...", "request": "..."}`; blank lines 
 numeric id is read as text, and anything else is refused with the file and the line, as is a
 request `muster run` would refuse (`graph.app.options.ticket_problem`: blank, or over its
 20,000 characters), so `batch` and `submit` take what `run` takes. Every
-ticket runs on its own thread, `batch-<file stem>-<ticket id>` (DESIGN principle 7: a clean
-context per job, and an id a later `--resume` can find again).
+ticket runs on its own thread, `batch-<file stem>-<ticket id>` (docs/architecture.md
+principle 7: a clean context per job, and an id a later `--resume` can find again).
 """
 
 from __future__ import annotations
