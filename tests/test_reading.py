@@ -581,3 +581,47 @@ def test_the_difference_paid_back_is_a_refund_request_in_each_language() -> None
     assert "refund_request" in intents(
         "La cámara (12342) bajó de precio. ¿Me devolvéis la diferencia?"
     )
+
+
+# --- damaged on the way, parts not in the box, a wrong item in other words -------------------
+
+
+@pytest.mark.parametrize(
+    "ticket",
+    [
+        "The backpack from order 12378 arrived with a strap ripped off and the box split open.",
+        "Le carton était enfoncé et la carafe de la commande 12379 est arrivée fendue, elle fuit.",
+        "Ik heb de rugzak van bestelling 12378 teruggestuurd omdat de rits bij aankomst al kapot"
+        " was.",
+    ],
+)
+def test_harm_on_the_way_is_a_damaged_item_not_a_defect(ticket: str) -> None:
+    assert "damaged_item" in intents(ticket)
+    assert "defective_item" not in intents(ticket)
+
+
+def test_a_fault_in_use_stays_a_defect() -> None:
+    ticket = "The box arrived fine but the speaker from 12339 stopped working after a week"
+    assert intents(ticket) >= {"defective_item"}
+    assert "damaged_item" not in intents(ticket)
+
+
+@pytest.mark.parametrize(
+    ("ticket", "intent"),
+    [
+        ("My e-reader (order 12352) came today but there's no charging cable in the box.",
+         "missing_item"),
+        ("Me llegó el escritorio del pedido 12352 pero en la caja no venían los tornillos.",
+         "missing_item"),
+        ("Nell'ordine 12349 avevo preso il filtro ma nella scatola c'era un mouse.", "wrong_item"),
+        ("Ich habe Trailschuhe bestellt, im Paket waren aber Badelatschen. Bestellung 12362",
+         "wrong_item"),
+    ],
+)
+def test_missing_parts_and_wrong_items_in_other_words(ticket: str, intent: str) -> None:
+    assert intent in intents(ticket)
+
+
+def test_non_mi_serve_negates_a_refund() -> None:
+    ticket = "L'ordine 12353 è in ritardo. Non mi serve il rimborso, voglio sapere quando arriva."
+    assert "refund_request" not in intents(ticket)
