@@ -625,3 +625,24 @@ def test_missing_parts_and_wrong_items_in_other_words(ticket: str, intent: str) 
 def test_non_mi_serve_negates_a_refund() -> None:
     ticket = "L'ordine 12353 è in ritardo. Non mi serve il rimborso, voglio sapere quando arriva."
     assert "refund_request" not in intents(ticket)
+
+
+@pytest.mark.parametrize(
+    ("ticket", "expected"),
+    [
+        # "aber" without a comma is a particle, not a turn of the clause.
+        ("In meinem Konto liegt eine Bestellung 12337. Die hab ich aber nie aufgegeben!",
+         {"unauthorized_order"}),
+        ("Paguei 159 no leitor (pedido 12375) e hoje ele tá 139 no site. Vocês devolvem a "
+         "diferença?", {"price_error"}),
+        ("Im Warenkorb stand der Wasserkocher mit 44,50 €, abgebucht wurden aber 54,50 €. "
+         "Auftrag 12331.", {"price_error"}),
+        # A subscription is no order: cancelling a named order beside it is its own request.
+        ("Ik wil mijn maandabonnement stopzetten. En bestelling 12344 mag ook geannuleerd "
+         "worden.", {"subscription", "cancellation"}),
+        ("Sur ma carte je vois que ça a passé deux fois pour la commande #12345.",
+         {"duplicate_charge"}),
+    ],
+)
+def test_requests_in_the_words_customers_use(ticket: str, expected: set[str]) -> None:
+    assert intents(ticket) >= expected

@@ -22,6 +22,13 @@ ids; the names are kept so existing checkpoints read the same).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from graph.planners.base import DEFAULT_TIMEOUT_S
+from graph.state import ESCALATION_WORKER, Contact, unresolved_in_a_row
+from workers.contracts import Handoff
+from workers.roster import Roster
+
 from . import answer, execution, order_record, scoring
 from .fallbacks import load_policy_snapshot
 from .intents import INTENTS as _TABLE
@@ -31,6 +38,68 @@ from .rules import plan_ticket, read_ticket
 
 plan = plan_ticket
 """The rules planner."""
+
+ESCALATE_AFTER_UNRESOLVED = 2
+"""POL-ESC-001: "escalate to a team lead ... after two unresolved contacts"."""
+
+
+def plan_follow_up(request: str, roster: Roster, earlier: Sequence[Contact]) -> list[Handoff]:
+    """A follow-up message's packets: the rules planner's for the message, read alone as
+    any ticket (the engine gives the billing packet the order named earlier when the message
+    names none, `graph.plan.with_subjects`), and, when the customer's last two contacts
+    (`ESCALATE_AFTER_UNRESOLVED`) both ended unresolved, POL-ESC-001's escalation: the
+    policy is read and the escalation worker writes the hand-off, told the contact count
+    (its packet's `contacts` and `unresolved_contacts` inputs)."""
+    packets = plan_ticket(request, roster)
+    unresolved = unresolved_in_a_row(earlier)
+    if unresolved < ESCALATE_AFTER_UNRESOLVED:
+        return packets
+    contacts = len(earlier) + 1
+    counts = {"contacts": str(contacts), "unresolved_contacts": str(unresolved)}
+    if not any(p.recipient == "policy" and p.inputs.get("topic") == "escalation" for p in packets):
+        spec = roster.get("policy")
+        if spec is not None:
+            packets.append(
+                Handoff(
+                    id=f"policy-{len(packets) + 1}",
+                    recipient="policy",
+                    objective="Find the policy on escalation that applies.",
+                    inputs={"topic": "escalation"},
+                    tool_allow=spec.privileges,
+                    max_steps=spec.max_steps,
+                    timeout_s=DEFAULT_TIMEOUT_S,
+                )
+            )
+    escalating = [p for p in packets if p.recipient == ESCALATION_WORKER]
+    if escalating:  # a complaint already asked for the hand-off: it carries the count too
+        return [
+            p.model_copy(update={"inputs": {**p.inputs, **counts}}) if p in escalating else p
+            for p in packets
+        ]
+    spec = roster.get(ESCALATION_WORKER)
+    if spec is None:
+        return packets
+    history = " / ".join(" ".join(str(c.get("text") or "").split())[:120] for c in earlier)
+    packets.append(
+        Handoff(
+            id=f"{ESCALATION_WORKER}-{len(packets) + 1}",
+            recipient=ESCALATION_WORKER,
+            objective=f"Write a hand-off summary so a team lead can take the ticket now: "
+            f"this is contact {contacts} from the customer and the last {unresolved} were "
+            "not resolved (POL-ESC-001).",
+            inputs={
+                "request_summary": f"Contact {contacts}: {' '.join(request.split())[:200]} "
+                f"(earlier: {history})"[:300],
+                **counts,
+            },
+            tool_allow=spec.privileges,
+            max_steps=spec.max_steps,
+            timeout_s=DEFAULT_TIMEOUT_S,
+        )
+    )
+    return packets
+
+
 read_request = read_ticket
 """The ticket reading (intents in seven languages, order ids, language, time zone)."""
 INTENTS = frozenset(intent.name for intent in _TABLE)

@@ -35,9 +35,12 @@ CLAUSE = re.compile(
 or before a digit ("$129.00", "no.12355") or after "no", "Nr." (also at a word's end:
 "bestelnr.", "Bestellnr."), "Str.", "n.º" is no sentence end."""
 BUT = re.compile(
-    r"(?:,\s*|\s+)(?=(?:but|aber|mais|pero|ma|maar|mas|however|though)\s)", re.IGNORECASE
+    r"(?:,\s*|\s+)(?=(?:but|mais|pero|ma|mas|however|though)\s)|,\s*(?=(?:aber|maar)\s)",
+    re.IGNORECASE,
 )
-"""Where a clause turns ("…, but my own order…"): each side is read on its own."""
+"""Where a clause turns ("…, but my own order…"): each side is read on its own. German
+"aber" and Dutch "maar" turn a clause only after a comma: without one they are mostly
+particles ("die hab ich aber nie aufgegeben", "im Paket waren aber Badelatschen")."""
 
 _NEGATION_FILLER = (
     r"(?:want|wanna|need|wish|like|to|a|any|the|it|this|that|my|me|please|pls|have|going|plan"
@@ -385,7 +388,12 @@ def _apart(clauses: tuple[ClauseReading, ...]) -> frozenset[tuple[str, str]]:
         (name, other)
         for name, own in ids.items()
         for other in BY_NAME[name].unless
-        if own and ids.get(other) and not own & ids[other]
+        if own
+        and (
+            (ids.get(other) and not own & ids[other])
+            # A subscription is no order: cancelling a named order beside it is its own ask.
+            or (other == "subscription" and other in ids and not ids[other])
+        )
     )
 
 

@@ -367,6 +367,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"rma\b",
     ),
     "price_error": (
+        r"(?:refund|pay|give|credit)\w* (?:me )?(?:back )?the difference",
         r"price[- ]?match(?:ing|ed|es)?",
         r"pricematch",
         r"match (?:the|your|their|a|this|that|his|her|its|amazon'?s|\w+'?s) (?:\w+ )?price",

@@ -2,6 +2,7 @@
 
 PHRASES: dict[str, tuple[str, ...]] = {
     "duplicate_charge": (
+        r"(?:ca|ca a|ça a|c'est) passe deux fois",
         # French
         r"(?:debit|preleve|prelev|factur|pay|paie|encaiss|charg|compt|retir)\w*[^.?!]{0,30}(?:deux|2) fois",
         r"(?:deux|2) fois[^.?!]{0,30}(?:debit|preleve|prelev|factur|pay|paie|encaiss|charg|montant)",
@@ -409,6 +410,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"regresarlo",
     ),
     "price_error": (
+        r"(?:rembours\w*|rend\w*|reverse\w*) (?:la|de la) difference",
+        r"(?:devuelv\w*|devolver\w*|reembols\w*|abon\w*) (?:la|de la) diferencia",
         # "costs 20 € less now" in any tense.
         r"(?:coute|coutent|coutait|vaut|valent)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?(?:de )?moins",
         r"(?:cuesta|cuestan|costaba|costaban|vale|valen)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?menos",

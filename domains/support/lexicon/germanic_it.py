@@ -155,6 +155,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"dov'?e (?:finito )?(?:il )?(?:mio )?(?:rimborso|denaro)",
     ),
     "cancellation": (
+        r"(?:mag|moet|kan|graag|wil ik|mogen|kunnen)[^.?!]{0,30}geannuleerd (?:worden|hebben)",
         # German
         r"stornier(?:en|e\b|ung|bar|ungs)",
         r"storniert (?:werden|haben|bekommen)",
@@ -782,6 +783,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"\brma\b",
     ),
     "price_error": (
+        r"(?:erstatt\w*|zurueck\w*|gutschreib\w*|gutgeschrieben) (?:\w+ )?(?:die )?differenz",
+        r"(?:stand|angezeigt|ausgewiesen|stehen)[^.?!]{0,60}(?:abgebucht|berechnet|belastet) (?:wurden|wurde|haben sie|habt ihr) aber",
+        r"(?:rimbors\w*|restitu\w*|ridat\w*) (?:la )?differenza",
+        r"(?:terugbetal\w*|terugstort\w*|vergoed\w*) (?:\w+ )?(?:het )?verschil",
         # "costs 20 € less now" in any tense.
         r"(?:costa|costano|costava|costavano)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?in meno",
         r"(?:kostet|kosten|kostete|kosteten)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?weniger",

@@ -215,6 +215,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:recolher|recolham|buscar|busquem) (?:o |a )?(?:produto|artigo|encomenda)",
     ),
     "price_error": (
+        r"(?:devolv\w*|devolve\w*|reembols\w*|estorn\w*) a diferenca",
         r"(?:custa|custam|custava|custavam)\w* (?:\w+ ){0,3}(?:[€$£]\s?)?\d[\d.,]*\s?(?:€|euros?|eur|reais|dollars?)?\s?(?:a )?menos",
         r"(?:preco|valor)s? (?:\w+ ){0,3}(?:baixou|baixaram|desceu|caiu|diminuiu|reduziu"
         r"|mais baixo|menor|inferior|em promocao|em saldo)",
