@@ -5,6 +5,11 @@ soon as the event happens, so it survives a crash that loses the checkpoint afte
 An action's decision is recorded once (`decide`): the first decision for a thread and digest
 stands, whichever process asks, and a later one gets that standing decision back.
 
+A row's `result` (tool arguments, outcomes, a decision's note) is stored redacted
+(workers/redaction.py: e-mails, phones, cards, known customer names), as everything a run
+writes in clear is: the audit says who decided what on which action, and needs no customer's
+details for it. The decision, role, tool and amounts it is read back for stay.
+
 Beside it, `muster_action_claim` holds one row per action put to a human with what it claims
 (a refund of one order): across threads, one such action waits at a time (`claim`).
 """
@@ -20,6 +25,7 @@ from typing import Any
 import aiosqlite
 
 from checkpoints.inline_sqlite import connect_inline
+from workers.redaction import redact
 
 SCHEMA = """CREATE TABLE IF NOT EXISTS muster_audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -122,7 +128,7 @@ class AuditLog:
         """Write one row and commit it at once."""
         await self._conn.execute(
             f"INSERT INTO muster_audit ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (time.time(), thread_id, event, actor, digest, _text(result), role),
+            (time.time(), thread_id, event, actor, digest, _text(redact(result)), role),
         )
         await self._conn.commit()
 
@@ -175,7 +181,7 @@ class AuditLog:
             f"INSERT INTO muster_audit ({_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?"
             " WHERE NOT EXISTS (SELECT 1 FROM muster_audit"
             " WHERE thread_id = ? AND digest = ? AND event = ?)",
-            (time.time(), thread_id, DECISION, actor, digest, _text(result), role)
+            (time.time(), thread_id, DECISION, actor, digest, _text(redact(result)), role)
             + (thread_id, digest, DECISION),
         )
         inserted = cursor.rowcount == 1

@@ -39,6 +39,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from checkpoints.audit import DECISION, EXECUTION, REDACTED, ActionClaim, AuditLog, AuditRow
 from checkpoints.postgres import connect, schema_lock, server_spoke
+from workers.redaction import redact
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS muster_audit (
@@ -160,7 +161,7 @@ class PostgresAuditLog(AuditLog):
         """Write one row (committed at once)."""
         await self._fetch(
             f"INSERT INTO muster_audit ({_COLUMNS}) VALUES ({_VALUES})",
-            (time.time(), thread_id, event, actor, digest, _text(result), role),
+            (time.time(), thread_id, event, actor, digest, _text(redact(result)), role),
         )
 
     async def claim(self, *, thread_id: str, digest: str, subject: str) -> ActionClaim | None:
@@ -209,7 +210,7 @@ class PostgresAuditLog(AuditLog):
             f"INSERT INTO muster_audit ({_COLUMNS}) VALUES ({_VALUES})"
             f" ON CONFLICT (thread_id, digest) WHERE event = '{DECISION}' DO NOTHING"
             " RETURNING id",
-            (time.time(), thread_id, DECISION, actor, digest, _text(result), role),
+            (time.time(), thread_id, DECISION, actor, digest, _text(redact(result)), role),
         )
         inserted = len(rows) == 1
         standing = await self.decision(thread_id, digest)

@@ -3,6 +3,12 @@
 Every event carries the thread id, the run id, the superstep, the worker, a digest of its
 packet, the tool, the outcome and the duration, so reading a run later is one query
 (`jq 'select(.worker=="policy")'`), not interleaved prints.
+
+With redaction on (the default, workers/redaction.py), each line is written redacted: the
+customer names in its tool results are learnt first, then every e-mail, phone, card number
+and known name in its fields is replaced; the original of each field that changed is sealed
+in the line's `sealed` field (graph/trace_seal.py), which `read_trace` opens for replay.
+OpenTelemetry gets the redacted lines.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graph import telemetry
+from graph import telemetry, trace_seal
+from workers import redaction
 
 if TYPE_CHECKING:
     from langchain_core.messages import AIMessage, BaseMessage
@@ -72,10 +79,22 @@ class TraceWriter:
             "event": event,
             **fields,
         }
+        redactor = redaction.active()
+        if redactor is not None:
+            record = self._redacted(redactor, record)
         self._file.write(json.dumps(record, default=str) + "\n")
         self._file.flush()
         if self._events is not None:
             self._events.append(record)
+
+    def _redacted(self, redactor: redaction.Redactor, record: dict[str, Any]) -> dict[str, Any]:
+        """`record` redacted, with the originals of the fields that changed sealed."""
+        redactor.learn(record)
+        clear = redactor.value(record)
+        changed = {k: v for k, v in record.items() if clear[k] is not v and clear[k] != v}
+        if not changed:
+            return record
+        return {**clear, trace_seal.SEALED: trace_seal.seal(changed, thread_id=self.thread_id)}
 
     def close(self) -> None:
         """Close the file; with OpenTelemetry on, export the run's spans (graph/telemetry.py)."""
@@ -193,13 +212,18 @@ def record_call(
 
 
 def read_trace(path: Path) -> list[dict[str, Any]]:
-    """All events in a trace file (a torn last line, from a kill, is skipped)."""
+    """All events in a trace file (a torn last line, from a kill, is skipped), with their
+    sealed originals opened when the key is at hand (graph/trace_seal.py): what reads them
+    must redact what it shows again."""
     events: list[dict[str, Any]] = []
     if not path.exists():
         return events
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            events.append(json.loads(line))
+            event = json.loads(line)
         except json.JSONDecodeError:
             continue
+        if isinstance(event, dict) and trace_seal.SEALED in event:
+            event = trace_seal.opened(event)
+        events.append(event)
     return events

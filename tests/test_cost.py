@@ -101,3 +101,90 @@ def test_max_cost_is_a_positive_amount() -> None:
     for bad in ("free", "0", "-1", "nan"):
         with pytest.raises(argparse.ArgumentTypeError):
             positive_dollars(bad)
+
+
+PRICE_IN, PRICE_OUT = 0.15e-6, 0.60e-6
+"""gpt-4o-mini in the price table: $0.15 per million input tokens, $0.60 per million output."""
+
+
+def _hand_cost(server: RunningServer, since: int = 0) -> float:
+    """What every call the provider served since `since` costs, by hand from its usage."""
+    return sum(
+        e.usage["prompt_tokens"] * PRICE_IN + e.usage["completion_tokens"] * PRICE_OUT
+        for e in server.script.exchanges[since:]
+    )
+
+
+@pytest.mark.integration
+async def test_batch_and_eval_costs_match_a_hand_computation(
+    muster_env: MusterEnv, openai_server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scripted provider (the loopback server) is each worker's model, the rules plan and
+    the answers are composed (the totals price the workers' calls): every call the server
+    served is a worker's, and the batch summary's total (and
+    its cost column), the answers file's per-ticket cost and the eval report's total are each
+    the hand computation from the served usage and the table's two prices."""
+    import io
+    import json
+
+    from graph.app.batch_queue import plan_batch, run_batch
+    from graph.app.batch_report import BatchProgress, print_summary, summarize
+    from graph.app.batch_tickets import load_tickets
+    from graph.app.eval_dataset import evaluate_tickets
+    from graph.app.eval_fields import labelled_fields, load_eval_tickets
+    from graph.app.eval_report import eval_json, print_eval, scored_tickets, summarize_eval
+    from graph.app.options import MusterOptions
+    from graph.domains import load_domain
+    from tests.test_eval import TICKETS, write_jsonl
+
+    EVAL_FIELDS = labelled_fields(load_domain("support"))  # noqa: N806 - the pack's name
+
+    chat = ChatOpenAI(
+        model="gpt-4o-mini", base_url=openai_server.base_url, api_key=SecretStr("test"),
+        max_retries=0,
+    )
+    openai_server.script.workers = WORKERS
+    monkeypatch.setenv("MUSTER_ANSWER_WRITER", "composed")
+    options = MusterOptions.resolve(db=muster_env.checkpoint_db, models=lambda worker: chat)
+    path = write_jsonl(muster_env.root / "two.jsonl", TICKETS[:2])
+    tickets = load_tickets(path)
+    async with open_runtime(options) as runtime, runtime.lanes(1) as lanes:
+        plan = plan_batch(path, tickets, {}, resume=False)
+        results, _ = await run_batch(
+            runtime, path, plan, concurrency=1,
+            progress=BatchProgress(io.StringIO(), len(tickets)), lanes=lanes,
+        )
+    served = openai_server.script.exchanges
+    assert served and all(e.kind.startswith("worker:") for e in served)
+    hand = _hand_cost(openai_server)
+    summary = summarize(
+        "two", results, ran=2, resumed=0, skipped=0, out=path, wall_s=1.0, drained=False
+    )
+    assert sum(r.cost_usd for r in results) == pytest.approx(hand, rel=1e-9) and hand > 0
+    assert summary.cost_usd == pytest.approx(hand, abs=5e-7)  # kept to the micro-dollar
+    assert sum(summary.cost_per_outcome.values()) == pytest.approx(hand, abs=1e-6)
+    assert sum(r.record()["cost_usd"] for r in results) == pytest.approx(hand, abs=1e-6)
+    out = io.StringIO()
+    print_summary(summary, out)
+    header = next(line for line in out.getvalue().splitlines() if "outcome" in line)
+    assert header.split() == ["outcome", "tickets", "cost"]
+    total = next(line for line in out.getvalue().splitlines() if line.split()[:1] == ["total"])
+    assert total.split() == ["total", "2", f"${hand:.4f}"]
+
+    before = len(openai_server.script.exchanges)
+    eval_tickets = load_eval_tickets(path, EVAL_FIELDS)
+    report = await evaluate_tickets(
+        "two", eval_tickets, options, fields=EVAL_FIELDS, concurrency=1, progress=io.StringIO()
+    )
+    scored = scored_tickets(report, eval_tickets, EVAL_FIELDS)
+    eval_summary = summarize_eval(scored, EVAL_FIELDS)
+    hand = _hand_cost(openai_server, before)
+    assert sum(t.cost_usd for t in scored) == pytest.approx(hand, rel=1e-9) and hand > 0
+    assert eval_summary.cost_usd == pytest.approx(hand, abs=5e-7)
+    assert eval_summary.unpriced_calls == 0
+    text = io.StringIO()
+    print_eval(eval_summary, scored, text)
+    assert f"cost: ${hand:.4f} for 2 tickets" in text.getvalue()
+    document = json.loads(eval_json(eval_summary, scored, {}))
+    assert document["cost_usd"] == pytest.approx(hand, abs=5e-7)
+    assert sum(t["cost_usd"] for t in document["tickets"]) == pytest.approx(hand, abs=1e-6)

@@ -41,6 +41,7 @@ from graph.app.replay_record import (
 from graph.app.runtime import open_runtime, stream_run
 from graph.planners.llm import LlmPlanner, planner_prompt
 from graph.trace import RECORDING_EVENT, read_trace, trace_path
+from graph.trace_seal import opened
 from tests.conftest import MusterEnv
 from tests.fixtures.openai_server import RunningServer, serve_openai
 from tests.test_provider import PLAN, PROVIDER_TICKET, WORKERS
@@ -223,11 +224,13 @@ def _recorded_model_calls(thread_id: str) -> dict[str, dict[str, Any]]:
 
 
 def _rewrite_recorded_reply(thread_id: str, node: str, content: dict[str, Any]) -> None:
-    """Change what the recording says the model answered at `node` (the plan, the prose)."""
+    """Change what the recording says the model answered at `node` (the plan, the prose).
+    A line's sealed originals (graph/trace_seal.py) are what replay reads: the line is
+    opened, edited and written back whole."""
     path = trace_path(thread_id)
     lines = []
     for line in path.read_text().splitlines():
-        event = json.loads(line)
+        event = opened(json.loads(line))
         model_call = event["event"] == RECORDING_EVENT and event.get("kind") == "model"
         if model_call and event["node"] == node:
             event["response"]["content"] = json.dumps(content)

@@ -45,6 +45,10 @@ class TicketResult:
     """The actions waiting for a decision, each with the digest to approve."""
     pending_questions: list[dict[str, Any]] = field(default_factory=list)
     """The clarifying questions waiting for an answer."""
+    cost_usd: float = 0.0
+    """What the ticket's priced model calls cost so far (workers/cost.py), in US dollars."""
+    unpriced_calls: int = 0
+    """Its model calls the price table does not know (not priced, never counted as free)."""
 
     def record(self) -> dict[str, Any]:
         """The JSON object written to the answers file."""
@@ -69,6 +73,8 @@ class TicketResult:
             "pending_approvals": self.pending_approvals,
             "pending_questions": self.pending_questions,
             "answer_text": answer.text if answer is not None else None,
+            "cost_usd": round(self.cost_usd, 6),
+            "unpriced_calls": self.unpriced_calls,
             "error": self.error,
         }
 
@@ -120,6 +126,8 @@ def result_from_snapshot(
         error=error,
         pending_approvals=pending_approvals(values, thread_id) if interrupts else [],
         pending_questions=pending_questions(interrupts),
+        cost_usd=sum(r.cost_usd for r in reports),
+        unpriced_calls=sum(r.unpriced_calls for r in reports),
     )
 
 

@@ -1,11 +1,12 @@
 """What `muster batch` shows and writes: the progress line, the summary, the answers file.
 
 Progress is a single updating line on a terminal and one plain line per finished ticket when
-piped. The run ends with a summary (complete / partial / needs_human / failed, and failed
-reports per worker and reason) and its exit code: 0 if every ticket is complete, 4 if any
-failed, otherwise 3 if any is partial, degraded or needs a human; 6 if SIGINT/SIGTERM stopped
-the batch cleanly (resume it). The answers file holds one JSON line per ticket: appended as
-tickets finish, rewritten atomically in ticket order at the end.
+piped. The run ends with a summary (complete / partial / needs_human / failed with what each
+cost in money, the total, and failed reports per worker and reason) and its exit code: 0 if
+every ticket is complete, 4 if any failed, otherwise 3 if any is partial, degraded or needs a
+human; 6 if SIGINT/SIGTERM stopped the batch cleanly (resume it). The answers file holds one
+JSON line per ticket (with its cost): appended as tickets finish, rewritten atomically in
+ticket order at the end.
 """
 
 from __future__ import annotations
@@ -135,6 +136,12 @@ class BatchSummary:
     waiting: list[dict[str, Any]] = field(default_factory=list)
     """Per ticket that needs a human: its thread and one line per thing it waits for, each
     with the command that answers it."""
+    cost_usd: float = 0.0
+    """What every ticket's priced model calls cost, in US dollars (workers/cost.py)."""
+    cost_per_outcome: dict[str, float] = field(default_factory=dict)
+    """The same, per outcome (the summary table's cost column)."""
+    unpriced_calls: int = 0
+    """Model calls the price table does not know, over every ticket (not in `cost_usd`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -186,6 +193,11 @@ def summarize(
         drained=drained,
         exit_code=code,
         unfinished=counts["unfinished"],
+        cost_usd=round(sum(r.cost_usd for r in results), 6),
+        cost_per_outcome={
+            k: round(sum(r.cost_usd for r in results if r.outcome == k), 6) for k in keys
+        },
+        unpriced_calls=sum(r.unpriced_calls for r in results),
         waiting=[
             {"id": r.ticket.id, "thread_id": r.thread_id, "waiting": _waits(r, carried)}
             for r in results
@@ -204,6 +216,10 @@ def _waits(result: TicketResult, carried: Carried) -> list[str]:
     return [f"the answer needs a person to take the ticket over; details: {show}"]
 
 
+def _dollars(usd: float) -> str:
+    return f"${usd:.4f}"
+
+
 def print_summary(summary: BatchSummary, stream: TextIO) -> None:
     """The summary table."""
     unfinished = f", {summary.unfinished} unfinished" if summary.unfinished else ""
@@ -212,9 +228,18 @@ def print_summary(summary: BatchSummary, stream: TextIO) -> None:
         f"({summary.ran} new, {summary.resumed} resumed, {summary.skipped} already finished"
         f"{unfinished})",
         "",
-        f"  {'outcome':<12} {'tickets':>7}",
+        f"  {'outcome':<12} {'tickets':>7} {'cost':>10}",
     ]
-    lines += [f"  {k:<12} {v:>7}" for k, v in summary.counts.items()]
+    lines += [
+        f"  {k:<12} {v:>7} {_dollars(summary.cost_per_outcome.get(k, 0.0)):>10}"
+        for k, v in summary.counts.items()
+    ]
+    lines.append(f"  {'total':<12} {summary.tickets:>7} {_dollars(summary.cost_usd):>10}")
+    if summary.unpriced_calls:
+        lines.append(
+            f"  ({summary.unpriced_calls} model call(s) the price table does not know: "
+            "not in the cost)"
+        )
     lines += ["", "failed reports per worker:"]
     if summary.failures_per_worker:
         lines.append(f"  {'worker':<12} {'reason':<12} {'count':>5}")

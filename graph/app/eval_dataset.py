@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pydantic_evals import Case, Dataset
+from pydantic_evals.dataset import increment_eval_metric
 from pydantic_evals.evaluators import Evaluator, EvaluatorContext
 from pydantic_evals.lifecycle import CaseLifecycle
 from pydantic_evals.reporting import EvaluationReport, ReportCase, ReportCaseFailure
@@ -44,6 +45,10 @@ from graph.app.runtime import Graph, MusterRuntime, open_runtime, stream_run
 
 EvalReport = EvaluationReport[str, Scored, str]
 """What `Dataset.evaluate` returns for these cases."""
+COST_METRIC = "cost_usd"
+"""A case's metric: what its models' priced calls cost, in US dollars (workers/cost.py)."""
+UNPRICED_METRIC = "unpriced_calls"
+"""A case's metric: its model calls the price table does not know."""
 
 
 def _pair(ctx: EvaluatorContext[str, Scored, str]) -> tuple[Scored, Scored]:
@@ -150,6 +155,10 @@ async def run_ticket(
     except Exception as exc:  # one ticket's crash is its miss, not the eval's end
         error = f"{type(exc).__name__}: {exc}"
     snapshot = await runtime.graph.aget_state(thread_config(thread_id))
+    # The ticket's cost, as the case's metrics (`ScoredTicket.cost_usd`, the report's column).
+    reports = snapshot.values.get("reports") or []
+    increment_eval_metric(COST_METRIC, sum(r.cost_usd for r in reports))
+    increment_eval_metric(UNPRICED_METRIC, sum(r.unpriced_calls for r in reports))
     if error is None and snapshot.next and not snapshot.interrupts:
         error = f"the run stopped before it finished (next: {', '.join(snapshot.next)})"
     return fields.read_outcome(

@@ -41,12 +41,18 @@ class ScoredTicket:
     error: str | None = None
     language: str | None = None
     """The ticket's language, when the dataset names one."""
+    cost_usd: float = 0.0
+    """What its models' priced calls cost (workers/cost.py), in US dollars."""
+    unpriced_calls: int = 0
+    """Its model calls the price table does not know: not priced, never counted as free."""
 
     def record(self) -> dict[str, Any]:
         """The ticket as the `--json` file has it."""
         return {
             "id": self.id,
             "language": self.language,
+            "cost_usd": round(self.cost_usd, 6),
+            "unpriced_calls": self.unpriced_calls,
             "all_right": all(self.right.values()),
             "right": self.right,
             "complete_while_unaddressed": self.complete_while_unaddressed,
@@ -71,12 +77,11 @@ def scored_tickets(
             error = failures.get(ticket.id, "the case was not evaluated")
             wrong = dict.fromkeys(fields.FIELDS, False)
             scored.append(
-                ScoredTicket(
-                    ticket.id, ticket.labels, None, wrong, False, error, ticket.language
-                )
+                ScoredTicket(ticket.id, ticket.labels, None, wrong, False, error, ticket.language)
             )
             continue
         passed = {name: result.value is True for name, result in case.assertions.items()}
+        metrics = case.metrics or {}
         scored.append(
             ScoredTicket(
                 id=ticket.id,
@@ -88,6 +93,8 @@ def scored_tickets(
                 else complete_while_unaddressed(case.output, ticket.labels),
                 error=run_error(case.output),
                 language=ticket.language,
+                cost_usd=float(metrics.get("cost_usd", 0.0)),
+                unpriced_calls=int(metrics.get("unpriced_calls", 0)),
             )
         )
     return scored
@@ -123,6 +130,14 @@ class EvalSummary:
     """Ids of tickets marked complete while an intent is unaddressed (target: none)."""
     measures: list[Measure]
     """The pack's own measures (its `EVAL_FIELDS.MEASURES`), if it has any."""
+    cost_usd: float = 0.0
+    """What every ticket's priced model calls cost, in US dollars."""
+    unpriced_calls: int = 0
+    """Model calls the price table does not know, over every ticket."""
+
+    @property
+    def cost_per_ticket_usd(self) -> float:
+        return self.cost_usd / self.overall.total if self.overall.total else 0.0
 
     @property
     def targets_met(self) -> bool:
@@ -146,6 +161,8 @@ def summarize_eval(results: list[ScoredTicket], fields: LabelledFields) -> EvalS
         overall=FieldScore("all fields", sum(all(r.right.values()) for r in results), total, None),
         complete_while_unaddressed=[r.id for r in results if r.complete_while_unaddressed],
         measures=list(measure(results)) if (measure := getattr(fields, "MEASURES", None)) else [],
+        cost_usd=round(sum(r.cost_usd for r in results), 6),
+        unpriced_calls=sum(r.unpriced_calls for r in results),
     )
 
 
@@ -186,6 +203,7 @@ def print_eval(
             met = {True: "yes", False: "NO", None: "-"}[m.met]
             print(f"{m.name:<{width}}  {m.shown:<18} {m.target:<17} {met}", file=out)
     print(f"targets: {'all met' if summary.targets_met else 'NOT all met'}", file=out)
+    print(f"cost: {_cost_line(summary)}", file=out)
     errors = [r for r in results if r.error]
     if errors:
         print(f"\nerrors ({len(errors)}):", file=out)
@@ -202,6 +220,18 @@ def print_eval(
     print(f"{'id':<{id_w}}  {'field':<{field_w}}  {'expected':<{expected_w}}  got", file=out)
     for ticket_id, field, expected, got in rows:
         print(f"{ticket_id:<{id_w}}  {field:<{field_w}}  {expected:<{expected_w}}  {got}", file=out)
+
+
+def _cost_line(summary: EvalSummary) -> str:
+    unpriced = (
+        f", {summary.unpriced_calls} model call(s) the price table does not know (not counted)"
+        if summary.unpriced_calls
+        else ""
+    )
+    return (
+        f"${summary.cost_usd:.4f} for {summary.overall.total} tickets "
+        f"(${summary.cost_per_ticket_usd:.4f} a ticket){unpriced}"
+    )
 
 
 def eval_json(summary: EvalSummary, results: list[ScoredTicket], header: dict[str, Any]) -> str:
@@ -226,6 +256,9 @@ def eval_json(summary: EvalSummary, results: list[ScoredTicket], header: dict[st
             for m in summary.measures
         ],
         "targets_met": summary.targets_met,
+        "cost_usd": summary.cost_usd,
+        "cost_per_ticket_usd": round(summary.cost_per_ticket_usd, 6),
+        "unpriced_calls": summary.unpriced_calls,
         "tickets": [r.record() for r in results],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

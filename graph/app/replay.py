@@ -121,6 +121,14 @@ async def read_targets(
                     "tool calls there (set MUSTER_TRACE_DIR to where it ran)"
                 )
             recording = load_recording(path)
+            if recording.still_sealed:
+                print(
+                    f"muster replay: warning: {recording.still_sealed} line(s) of {path} are "
+                    "redacted and their originals sealed under a key not at hand (set "
+                    "MUSTER_ENCRYPTION_KEYS or MUSTER_SEAL_KEY as the run had them): they are "
+                    "served redacted",
+                    file=sys.stderr,
+                )
             snapshot = await first_stop(graph, thread_id, runs=len(recording.runs))
             request = str(snapshot.values.get("request") or "")
             waiting = status_of(snapshot) == "interrupted"

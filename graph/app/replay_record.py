@@ -38,6 +38,7 @@ from pydantic import BaseModel
 from graph.planners import Planner
 from graph.planners.llm import LlmPlanner
 from graph.trace import RECORDING_EVENT, read_trace, structured_request
+from graph.trace_seal import SEALED
 from workers.contracts import canonical_json
 from workers.hub import CallOutcome, ToolCallResult, ToolHub
 from workers.hub.catalogue import CatalogueEntry
@@ -68,6 +69,9 @@ class Recording:
     supervisor_tokens: dict[str, int] = field(default_factory=dict)
     """Tokens of the supervisor's own model calls in the first run, by node (`plan`,
     `synthesize`): a replay is one run, compared with the original's first."""
+    still_sealed: int = 0
+    """Lines whose redacted originals could not be opened (graph/trace_seal.py: their key
+    is not at hand): they are served as redacted, so the replay may differ for that."""
 
 
 def load_recording(path: Path) -> Recording:
@@ -75,6 +79,7 @@ def load_recording(path: Path) -> Recording:
     recording = Recording()
     first_run: str | None = None
     for event in read_trace(path):
+        recording.still_sealed += SEALED in event
         kind = event.get("event")
         run = str(event.get("run_id"))
         recording.runs.add(run)

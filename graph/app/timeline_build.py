@@ -11,6 +11,10 @@ It is built from the two records every thread already has, and records nothing n
   the approval records (who decided, and when), the pending interrupts, the answer, and each
   superstep's checkpoint time, which is when the next supervisor node started.
 
+Every text it holds is redacted (workers/redaction.py: e-mails, phones, cards, the customer
+names the thread's tool results give) unless `MUSTER_REDACT=off`, so the page and its picture
+can be mailed.
+
 It works the same for a thread still running (its open lanes end at the newest event), one
 waiting for a human, a finished one and a batch ticket (a batch thread is an ordinary thread
 with its own trace file). Without a trace file the lanes come from the checkpoints alone.
@@ -30,6 +34,7 @@ from graph.app.timeline import Event, Lane, Mark, Timeline, event_end
 from graph.app.timeline_supervisor import SupervisorLane
 from graph.app.timeline_workers import WorkerLanes
 from graph.trace import read_trace, trace_path
+from workers import redaction
 from workers.contracts import Answer
 
 
@@ -74,7 +79,7 @@ def build_timeline(
             f"no trace events found{where}: the lanes come from the checkpoints alone, without "
             "timings (set MUSTER_TRACE_DIR to where the run wrote its trace)"
         )
-    return Timeline(
+    timeline = Timeline(
         thread_id=thread_id,
         request=str(values.get("request") or ""),
         status=status,
@@ -88,6 +93,15 @@ def build_timeline(
         notes=notes,
         runs=len(workers.runs),
     )
+    redactor = redaction.active()
+    if redactor is None:
+        return timeline
+    # What the page shows is redacted (workers/redaction.py): the names come from the tool
+    # results in the trace (opened by `read_trace`) and in the thread's findings.
+    redactor.learn(ordered)
+    redactor.learn(dict(values))
+    redacted: Timeline = redactor.value(timeline)
+    return redacted
 
 
 def _checkpoint_times(history: Sequence[StateSnapshot]) -> dict[int, float]:
