@@ -116,3 +116,12 @@ def test_negation_ends_at_a_dash_or_a_fresh_request() -> None:
     text = "No, I don't want to return anything - I want to CANCEL order 12354."
     assert "cancellation" in read_ticket(text).intents
     assert "cancellation" not in read_ticket("I don't need to cancel order 12354").intents
+
+
+def test_resembling_a_read_intent_is_not_enough_when_the_follow_up_model_rules_it_out() -> None:
+    reading = read_ticket(
+        "Can you send me a VAT invoice for order 12375? Also, could you engrave my initials "
+        "on the lid?"
+    )
+    assert reading.intents == ("invoice",)
+    assert reading.unaccounted == ("Also, could you engrave my initials on the lid?",)

@@ -463,11 +463,10 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
             continue  # a follow-up on the problem the ticket states ("What can you do?")
         if mentions_order is not None and mentions_order.search(clause.text) and len(text) < 40:
             continue
-        if intents and (
-            second_opinion.about_the_stated_problem(
-                load_model().scores(normalize(clause.text)), intents
-            )
-            or second_opinion.is_follow_up(load_follow_up_model().scores(normalize(clause.text)))
+        if intents and second_opinion.is_follow_up_of(
+            load_follow_up_model().scores(normalize(clause.text)),
+            load_model().scores(normalize(clause.text)),
+            intents,
         ):
             continue  # the learned readers find it about a problem already read
         unaccounted.append(clause.text)

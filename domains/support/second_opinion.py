@@ -43,6 +43,9 @@ from collections.abc import Mapping
 FOLLOW_UP_AT = 0.6
 """The follow-up model's probability from which an intent-less asking clause is a follow-up."""
 _FOLLOW_UP_LOGIT = math.log(FOLLOW_UP_AT / (1 - FOLLOW_UP_AT))
+FOLLOW_UP_POSSIBLE = 0.3
+"""Below this follow-up probability, resembling a read intent is not enough."""
+_POSSIBLE_LOGIT = math.log(FOLLOW_UP_POSSIBLE / (1 - FOLLOW_UP_POSSIBLE))
 IMPLAUSIBLE = -0.8
 """A decision value this low: the model is sure the ticket does not express the intent."""
 DISAGREEING = 0.6
@@ -80,6 +83,22 @@ def about_the_stated_problem(
 def is_follow_up(follow_up_scores: Mapping[str, float]) -> bool:
     """Whether the follow-up model's decision for a clause is at least `FOLLOW_UP_AT`."""
     return follow_up_scores.get("follow_up", -math.inf) >= _FOLLOW_UP_LOGIT
+
+
+def is_follow_up_of(
+    follow_up_scores: Mapping[str, float],
+    clause_scores: Mapping[str, float],
+    intents: tuple[str, ...],
+) -> bool:
+    """Whether an intent-less asking clause follows up on the ticket's stated problem: the
+    follow-up model is sure of it (`is_follow_up`), or the clause is most like an intent
+    already read (`about_the_stated_problem`) and the follow-up model does not rule it out
+    (probability at least `FOLLOW_UP_POSSIBLE`: "could you engrave my initials on the lid?"
+    beside an invoice request is most like the invoice only because it is like nothing)."""
+    if is_follow_up(follow_up_scores):
+        return True
+    logit = follow_up_scores.get("follow_up", -math.inf)
+    return logit >= _POSSIBLE_LOGIT and about_the_stated_problem(clause_scores, intents)
 
 
 def agreement(intents: tuple[str, ...], predicted: tuple[str, ...]) -> float:
