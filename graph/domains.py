@@ -14,7 +14,9 @@ domain (principle 13). `domain.json` names the pack's parts:
 - `planner`: a keyword table for the data-only planner (`graph.planners.keywords`), unless
   the plug-in has its own;
 - `plugin.py` (optional), loaded from the folder as a package (a bundled pack as
-  `domains.<name>`), may define `plan(request, roster)`, `read_request(request) ->
+  `domains.<name>`), may define `plan(request, roster)`, `plan_follow_up(request, roster,
+  earlier)` (a follow-up message's packets, `earlier` the thread's `graph.state.Contact`s;
+  without it the message is planned by `plan`), `read_request(request) ->
   TicketReading`, `INTENTS` (every intent its reading can produce), `compose_answer(state) ->
   Answer`, `render_answer(answer, state)`, `ANSWER_LABELS` (a `graph.synthesize.AnswerLabels`:
   its wording in the plain layout, for a pack without a layout of its own), `PROPOSAL_RULES`
@@ -175,6 +177,7 @@ HOOKS = frozenset(
     {
         # functions
         "plan", "read_request", "compose_answer", "render_answer", "resolve_facts", "score",
+        "plan_follow_up",
         # values
         "INTENTS", "PROPOSAL_RULES", "FALLBACKS", "ACTION_NAMES", "ACTION_SUBJECTS",
         "AFTER_EXECUTE", "BEFORE_ASK", "BEFORE_EXECUTE", "ANSWER_LABELS", "EVAL_DATABASES",

@@ -3,7 +3,8 @@ parallel writes never collide.
 
 `reports` is `operator.add` over lists: every parallel `dispatch` appends its report, and every
 report from every wave, retry and fallback stays visible. Because the list grows across runs on
-one thread, a new job always gets a new thread id (principle 7).
+one thread, a new job always gets a new thread id (principle 7); a customer's follow-up
+message on the thread starts a new turn, which resets them (`FOLLOW_UP_RESETS`).
 
 The lists that grow during a run (`reports`, `recoveries`, `actions`) and the plan (`packets`)
 live in LangGraph's own incremental channel, `DeltaChannel` (beta in langgraph 1.2): a
@@ -46,6 +47,25 @@ def add_counts(counts: dict[str, int] | None, more: dict[str, int] | None) -> di
     for key, n in (more or {}).items():
         total[key] = total.get(key, 0) + int(n)
     return total
+
+
+class Contact(TypedDict, total=False):
+    """One customer message on a thread, and how its turn ended (`graph.plan`)."""
+
+    turn: int
+    """The turn it started."""
+    text: str
+    """The message, verbatim ("" for a thread's first message when an older checkpoint
+    kept no copy of it)."""
+    subjects: list[str]
+    """The subject ids (support: order ids) its turn was about: read in it, or carried over
+    from the earlier messages when it named none."""
+    intents: list[str]
+    """The intents the pack read in it."""
+    status: str
+    """Its turn's answer status (`complete`, `partial`, `failed`); absent while it runs."""
+    summary: str
+    """Its turn's answer in brief (the summary's claims, or the resolution's steps)."""
 
 
 class InputState(TypedDict):
@@ -112,6 +132,40 @@ class MusterState(InputState, total=False):
     resume keeps it (`graph.limits.deadline_for`); absent when the run has none."""
     answer: Answer
     """The final answer, written by `synthesize`."""
+    turn: int
+    """Which turn of the conversation this is: 1 for the ticket, 2 for the customer's first
+    follow-up message, and so on (`turn_of`: a thread with no `turn`, an older checkpoint,
+    is on turn 1). Written by `plan` when a follow-up starts a turn."""
+    contacts: list[Contact]
+    """The customer's messages on this thread, oldest first, one `Contact` each (the current
+    turn's last), written whole by `plan` at the start of each turn (one writer, so the
+    last write is the value; an older checkpoint has none and is read as one contact)."""
+
+
+FOLLOW_UP_RESETS = ("reports", "recoveries", "effects", "handoffs")
+"""The channels that accumulate within a turn, reset (LangGraph's `Overwrite`) by `plan` when
+a follow-up message starts a new turn, so a turn's answer is built from its own reports
+only. `actions` is not reset: decisions and executions are the thread's, across turns, so
+an action executed in an earlier turn is never asked about or run again (its digest is
+decided, its idempotency key the same)."""
+
+
+def turn_of(state: Any) -> int:
+    """The thread's current turn: 1 when the state has no `turn` (an older checkpoint)."""
+    return int(state.get("turn") or 1)
+
+
+def unresolved_in_a_row(contacts: Sequence[Contact]) -> int:
+    """How many of the customer's answered messages, counting back from the latest, ended
+    without a complete answer, one after the other (the unresolved contacts POL-ESC-001
+    counts); a message still without an answer is not counted."""
+    count = 0
+    for contact in reversed(list(contacts)):
+        status = contact.get("status")
+        if status is None or status == "complete":
+            break
+        count += 1
+    return count
 
 
 ESCALATION_WORKER = "escalation"

@@ -28,10 +28,12 @@ from graph.domains import pack_for_intents, pack_for_state
 from graph.facts import SHARED_CALL_PREFIX
 from graph.services import Services, services_for
 from graph.state import (
+    ESCALATION_WORKER,
     MusterState,
     current_reports,
     latest_actions,
     pending_packets,
+    turn_of,
 )
 from workers.contracts import (
     ActionRecord,
@@ -407,7 +409,62 @@ def _composed(state: MusterState) -> Answer:
         checked = checked.model_copy(
             update={"open_questions": [*checked.open_questions, f"Plan: {state['plan_fallback']}."]}
         )
+    notes, escalated = conversation_notes(state)
+    if notes:  # a follow-up's answer says what it follows, and a contact-count escalation
+        checked = checked.model_copy(
+            update={
+                "open_questions": [*checked.open_questions, *notes],
+                "needs_human": checked.needs_human or escalated,
+            }
+        )
     return answer if checked is answer else with_text(checked, state)
+
+
+def conversation_notes(state: MusterState) -> tuple[list[str], bool]:
+    """On a follow-up turn, the lines its answer adds: which message of the customer's this
+    is and what the last one was and how it was answered, the actions executed on the
+    thread so far (never proposed again), and an escalation the contact count called for
+    (the escalation packet's `unresolved_contacts`, support's POL-ESC-001); and whether it
+    escalated. A thread's first message adds nothing."""
+    contacts = list(state.get("contacts") or [])
+    if turn_of(state) < 2 or len(contacts) < 2:
+        return [], False
+    last = contacts[-2]
+    said = " ".join(str(last.get("text") or "").split())
+    quoted = f"«{said[:200]}»" if said else "the earlier message"
+    about = f" about {', '.join(last.get('subjects') or [])}" if last.get("subjects") else ""
+    answered = (
+        f" (answered {last.get('status')}: {last.get('summary') or 'no summary'})"
+        if last.get("status")
+        else ""
+    )
+    notes = [
+        f"Follow-up: message {len(contacts)} from the customer on this thread, after "
+        f"{quoted}{about}{answered}."
+    ]
+    executed = [a for a in latest_actions(state).values() if a.status == "executed"]
+    if executed:
+        notes.append(
+            "Already done on this thread (not proposed again): "
+            + "; ".join(
+                f"{a.tool}({_args(a.args)}) approved by {a.decided_by}, executed" for a in executed
+            )
+            + "."
+        )
+    current = current_reports(state.get("reports") or [])
+    escalated = False
+    for packet in state.get("packets") or []:
+        if packet.recipient != ESCALATION_WORKER or "unresolved_contacts" not in packet.inputs:
+            continue
+        report = current.get(packet.id)
+        handoff = (report.conclusion or report.note) if report and report.status == "ok" else ""
+        escalated = True
+        notes.append(
+            f"Escalated to a team lead: contact {packet.inputs.get('contacts')} from the "
+            f"customer, after {packet.inputs['unresolved_contacts']} unresolved contacts "
+            "(POL-ESC-001)." + (f" Hand-off: {' '.join(handoff.split())[:300]}" if handoff else "")
+        )
+    return notes, escalated
 
 
 def with_text(answer: Answer, state: MusterState) -> Answer:

@@ -29,7 +29,7 @@ from langgraph.types import Command, Interrupt, StateSnapshot
 from checkpoints.store import Saver, checkpoint_store
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
 from graph.app.fork import find_checkpoint, fork_thread_id, parse_edits, plan_fork, seed_fork
-from graph.app.hints import Carried
+from graph.app.hints import Carried, Raw
 from graph.app.history import checkpoint_entries, print_history
 from graph.app.options import ExitCode, MusterOptions
 from graph.app.render import Progress, print_result, print_thread, print_threads
@@ -195,8 +195,12 @@ async def cmd_run(args: argparse.Namespace) -> int:
                 if await thread_exists(saver, thread_id):
                     status = status_of(await graph.aget_state(thread_config(thread_id)))
                     resume = Carried.from_args(args).command("resume", thread_id)
+                    follow = Carried.from_args(args).command(
+                        "follow-up", thread_id, Raw('"<message>"')
+                    )
                     hint = (
-                        "start a new run without --thread"
+                        f"send the customer's next message with `{follow}`, or start a new "
+                        "run without --thread"
                         if status == "done"
                         else f"continue it with `{resume}`"
                     )
@@ -207,6 +211,66 @@ async def cmd_run(args: argparse.Namespace) -> int:
             progress.line(servers_line(runtime, started))
             progress.line(f"thread: {thread_id}")
             return await _finish(args, runtime, thread_id, {"request": request}, progress)
+
+
+class FollowUpRefused(MusterError):
+    """A follow-up message for a thread that cannot take one now (`muster serve` answers
+    409): it waits for a human, or has not finished. The strategy is LangGraph's `reject`
+    double-texting option: nothing runs and nothing is queued; exit 2."""
+
+
+def follow_up_problem(
+    thread: str, snapshot: StateSnapshot, *, show: str, resume: str
+) -> str | None:
+    """Why `thread` (at `snapshot`) cannot take a follow-up message now, or None when it
+    can: only a thread that has answered (done) starts a new turn. A thread that waits for
+    a human (an approval, a clarification) or that has not finished is refused, saying what
+    to do first (`show`: where the wait is shown; `resume`: how to finish it); a thread that
+    is running is refused before this, by its lease."""
+    status = status_of(snapshot)
+    if status == "done":
+        return None
+    if status == "interrupted":
+        waits = ", ".join(
+            str(i.value.get("kind", "input")) if isinstance(i.value, dict) else "input"
+            for i in snapshot.interrupts
+        )
+        return (
+            f"thread {thread} waits for a human ({waits}); a follow-up message is refused "
+            f"until that is answered ({show} shows it), then send it again"
+        )
+    return (
+        f"thread {thread} has not finished ({status}); a follow-up message is refused: "
+        f"finish it ({resume}), then send it again"
+    )
+
+
+async def cmd_follow_up(args: argparse.Namespace) -> int:
+    """`muster follow-up THREAD MESSAGE`: the customer's next message on a thread that has
+    answered starts a new turn on it (graph/plan.py: read with the earlier messages, answer
+    and actions). A thread that is running, waits for a human or has not finished refuses
+    it (`FollowUpRefused`, or the lease's `ThreadBusyError`): exit 2, nothing runs."""
+    options = _run_options(args)  # checks the message as `run` checks a ticket
+    carried = Carried.from_args(args)
+    store = options.store
+    async with store.hold_thread(args.thread, must_exist=True):  # a running thread: busy
+        async with open_store(store) as (graph, saver):  # cheap checks before servers start
+            if not await thread_exists(saver, args.thread):
+                raise unknown_thread(args, args.thread)
+            snapshot = await graph.aget_state(thread_config(args.thread))
+            show = f"`{carried.command('show', args.thread, run=False)}`"
+            resume = f"`{carried.command('resume', args.thread)}`"
+            if problem := follow_up_problem(args.thread, snapshot, show=show, resume=resume):
+                raise FollowUpRefused(problem)
+        out = sys.stderr if args.json else sys.stdout
+        version_check(args.thread, snapshot.values, out)
+        message = len(snapshot.values.get("contacts") or [None]) + 1
+        started = time.monotonic()
+        async with open_runtime(options, must_exist=True) as runtime:
+            progress = Progress(out, runtime.services.hub)
+            progress.line(servers_line(runtime, started))
+            progress.line(f"follow-up on thread {args.thread}: message {message}")
+            return await _finish(args, runtime, args.thread, {"request": args.request}, progress)
 
 
 async def cmd_resume(args: argparse.Namespace) -> int:
@@ -568,6 +632,7 @@ cmd_serve = _loaded_when_run("graph.app.serve.command", "cmd_serve")  # FastAPI 
 COMMANDS = {
     "run": cmd_run,
     "resume": cmd_resume,
+    "follow-up": cmd_follow_up,
     "approve": cmd_approve,
     "clarify": cmd_clarify,
     "threads": cmd_threads,

@@ -16,17 +16,19 @@ from typing import Any
 
 from checkpoints.threads import status_of, thread_config, thread_exists
 from graph.app.commands import (
+    FollowUpRefused,
     NothingPendingError,
     UnknownThreadError,
     answer_command,
     approval_decision,
     check_waiting,
+    follow_up_problem,
 )
 from graph.app.control import write_cancellation
 from graph.app.options import check_ticket
 from graph.app.serve.accounts import Identity
 from graph.app.serve.auth import TOKENS_ENV
-from graph.app.serve.models import CancelIn, DecisionIn, ThreadAccepted, TicketIn
+from graph.app.serve.models import CancelIn, DecisionIn, MessageIn, ThreadAccepted, TicketIn
 from graph.app.serve.runs import Payload, ThreadRuns
 from graph.approvers import APPROVERS_ENV, approvers_path, load_approvers
 from graph.trace import THREAD_ID
@@ -75,6 +77,30 @@ async def submit(runs: ThreadRuns, ticket: TicketIn) -> ThreadAccepted:
 
     await runs.start(thread_id, prepare, must_exist=False)
     return accepted(thread_id, "run")
+
+
+async def follow_up(runs: ThreadRuns, thread_id: str, body: MessageIn) -> ThreadAccepted:
+    """Start a new turn on a thread that has answered with the customer's next message (as
+    `muster follow-up`). Double-texting is rejected: a thread this or another process runs
+    is busy (its lease), one that waits for a human or has not finished is refused
+    (`follow_up_problem`); both are a 409 and nothing runs or is queued."""
+    message = check_ticket(body.message)  # `run`'s own check: blank or too long is a 422
+
+    async def prepare() -> tuple[Payload, Any]:
+        graph = runs.runtime.graph
+        if not await thread_exists(runs.runtime.saver, thread_id):
+            raise unknown(thread_id)
+        snapshot = await graph.aget_state(thread_config(thread_id))
+        where = f"GET /threads/{thread_id}"
+        problem = follow_up_problem(
+            thread_id, snapshot, show=where, resume=f"`muster resume {thread_id}`"
+        )
+        if problem:
+            raise FollowUpRefused(problem)
+        return {"request": message}, {"message": len(snapshot.values.get("contacts") or [0]) + 1}
+
+    told = await runs.start(thread_id, prepare, must_exist=True)
+    return accepted(thread_id, "follow-up", resume=told)
 
 
 AUTHENTICATED = "authenticated"

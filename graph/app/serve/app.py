@@ -26,7 +26,12 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from checkpoints.lease import ThreadBusyError
 from checkpoints.threads import thread_exists
-from graph.app.commands import DecisionRefused, NothingPendingError, UnknownThreadError
+from graph.app.commands import (
+    DecisionRefused,
+    FollowUpRefused,
+    NothingPendingError,
+    UnknownThreadError,
+)
 from graph.app.options import MusterOptions
 from graph.app.runtime import MusterRuntime, open_runtime, stopped_by
 from graph.app.serve import actions, inbox
@@ -37,6 +42,7 @@ from graph.app.serve.models import (
     ApprovalItem,
     CancelIn,
     DecisionIn,
+    MessageIn,
     Problem,
     ThreadAccepted,
     ThreadDetail,
@@ -190,6 +196,20 @@ async def decide(thread_id: str, body: DecisionIn, by: Caller, runs: Runs) -> Th
 
 
 @router.post(
+    "/threads/{thread_id}/messages",
+    status_code=202,
+    response_model=ThreadAccepted,
+    tags=["threads"],
+)
+async def post_message(thread_id: str, body: MessageIn, runs: Runs) -> ThreadAccepted:
+    """The customer's next message on a thread that has answered: a new turn on the same
+    thread (as `muster follow-up`), read with the earlier messages, answer and actions. A
+    thread that is running, waits for a human or has not finished refuses it (409, the
+    `reject` double-texting strategy: nothing runs or is queued)."""
+    return await actions.follow_up(runs, thread_id, body)
+
+
+@router.post(
     "/threads/{thread_id}/cancel", status_code=202, response_model=ThreadAccepted, tags=["threads"]
 )
 async def cancel_thread(
@@ -209,7 +229,10 @@ def status_for(error: MusterError) -> tuple[int, str | None]:
         return 404, None
     if isinstance(error, actions.ForbiddenError):
         return 403, None
-    if isinstance(error, NothingPendingError | ThreadBusyError | actions.ThreadExistsError):
+    if isinstance(
+        error,
+        NothingPendingError | ThreadBusyError | actions.ThreadExistsError | FollowUpRefused,
+    ):
         return 409, None
     if isinstance(error, ConfigError):
         return 422, None

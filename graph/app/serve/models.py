@@ -37,12 +37,20 @@ class TicketIn(BaseModel):
     )
 
 
+class MessageIn(BaseModel):
+    """The customer's next message on a thread that has answered (as `muster follow-up`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(description="the customer's new message, as they wrote it")
+
+
 class ThreadAccepted(BaseModel):
     """A run (or a resume) was accepted and runs in the background."""
 
     thread_id: str
     accepted: str
-    """What runs now: `run`, `approval`, `clarification`, `cancel`."""
+    """What runs now: `run`, `approval`, `clarification`, `cancel`, `follow-up`."""
     by: str | None = None
     """The approver (the authenticated account, or the token's) for a decision or a
     cancellation."""
