@@ -32,14 +32,16 @@ from langgraph.types import interrupt
 
 from checkpoints.audit import EXECUTION
 from graph.action_seal import seal_holds, seal_key_off_loop
+from graph.agent_inbox import as_decision_value, inbox_fields, is_inbox_response
 from graph.approvers import ApproverConfig, Decision, Refusal, check_decision, load_approvers
 from graph.domains import pack_for_state, pack_of
 from graph.kill_switch import paused
 from graph.services import Services, services_for
 from graph.state import MusterState, current_reports, latest_actions
+from graph.synthesize import compose_answer
 from graph.trace import record_call
 from servers.approval import action_digest, mint_token, secret_from_env
-from workers.contracts import ActionRecord, Finding, ProposedAction
+from workers.contracts import ActionRecord, Answer, Finding, ProposedAction
 
 APPROVAL_TTL_S = 15 * 60.0
 """How long an approval stays valid after the decision (override: MUSTER_APPROVAL_TTL_S)."""
@@ -116,12 +118,27 @@ def _decision(
 ) -> Decision | Refusal:
     """The human's resume value checked against the pending action: a `Decision`, or a
     `Refusal` that leaves the action pending (unknown approver, wrong or short digest, a
-    role a policy limit needs)."""
+    role a policy limit needs). An Agent Inbox `HumanResponse` is first turned into Muster's
+    own value (`graph.agent_inbox.as_decision_value`), then held to the same checks."""
+    if is_inbox_response(value):
+        value = as_decision_value(
+            value,
+            digest=digest,
+            tool=action.tool,
+            args=action.args,
+            configurable=get_config().get("configurable", {}),
+        )
+        if isinstance(value, Refusal):
+            return value
     return check_decision(value, digest=digest, tool=action.tool, args=action.args, config=config)
 
 
-def _ask(action: ProposedAction, digest: str, config: ApproverConfig) -> dict[str, Any]:
-    """What the interrupt shows the human, limits included."""
+def _ask(
+    action: ProposedAction, digest: str, config: ApproverConfig, answer: Answer | None = None
+) -> dict[str, Any]:
+    """What the interrupt shows the human, limits included, with Agent Inbox's
+    `HumanInterrupt` fields beside Muster's own (`graph.agent_inbox.inbox_fields`; `answer`,
+    the answer so far, gives its description the evidence and the draft reply)."""
     limits = config.limits_for(action.tool, action.args)
     ask: dict[str, Any] = {
         "kind": "approval",
@@ -134,7 +151,30 @@ def _ask(action: ProposedAction, digest: str, config: ApproverConfig) -> dict[st
     if limits:
         ask["needs_role"] = ",".join(dict.fromkeys(limit.role for limit in limits))
         ask["limits"] = [f"{limit.policy}: {limit.rule}" for limit in limits]
+    ask.update(
+        inbox_fields(
+            action.tool,
+            action.args,
+            digest=digest,
+            config=config,
+            reason=action.reason,
+            limits=ask.get("limits") or (),
+            answer=answer,
+        )
+    )
     return ask
+
+
+def _answer_so_far(state: MusterState) -> Answer | None:
+    """The answer the state would give now, for the interrupt's description (its evidence and
+    draft reply); None when there is none to compose. Run off the event loop: composing may
+    read a pack's files."""
+    if not state.get("request"):
+        return None
+    try:
+        return compose_answer(state)
+    except Exception:  # a description without a draft reply still lets a human decide
+        return None
 
 
 async def _standing(
@@ -214,7 +254,7 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
     held = await _held_elsewhere(services, thread, action, digest, key)
     if held is not None:
         return {"actions": [held]}
-    ask = _ask(action, digest, config)
+    ask = _ask(action, digest, config, await asyncio.to_thread(_answer_so_far, state))
     refusals: list[Refusal] = []
     while True:
         errors = [r.error for r in refusals]

@@ -39,6 +39,7 @@ LOADING = "loading Muster; MCP servers start as workers need them"
 STARTING = {
     "run": f"muster run: {LOADING}",
     "resume": f"muster resume {{thread}}: {LOADING}",
+    "follow-up": f"muster follow-up {{thread}}: {LOADING}",
     "approve": f"muster approve {{thread}}: {LOADING}",
     "clarify": f"muster clarify {{thread}}: {LOADING}",
     "cancel": f"muster cancel {{thread}}: {LOADING}",
@@ -79,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
         "resume", parents=[common, running], help="resume an unfinished thread"
     )
     resume.add_argument("thread")
+    follow_up = commands.add_parser(
+        "follow-up",
+        parents=[common, running],
+        help="the customer's next message on a thread that has answered: a new turn on it",
+    )
+    follow_up.add_argument("thread")
+    follow_up.add_argument("request", metavar="message", help="the customer's new message")
     threads = commands.add_parser("threads", parents=[common], help="list threads and their status")
     threads.add_argument("--json", action="store_true")
     threads.add_argument(

@@ -28,9 +28,11 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
 from langgraph.types import Command, StateSnapshot
 
+from checkpoints.breakers import breaker_board
 from checkpoints.store import CheckpointStore, Saver, checkpoint_store
 from checkpoints.threads import thread_config
 from graph.app.options import MusterOptions
+from graph.app.webhooks import run_stopped
 from graph.build import build_graph
 from graph.limits import RunLimits
 from graph.planners import Planner
@@ -38,6 +40,7 @@ from graph.services import Services
 from graph.trace import TraceWriter, trace_path
 from workers.contracts import CHECKPOINTED_TYPES
 from workers.models import ModelFactory
+from workers.redaction import install_log_redaction
 from workers.roster import Roster
 
 if TYPE_CHECKING:  # the hub loads the MCP SDK: only a run needs it, not reading a thread
@@ -177,6 +180,7 @@ async def open_services(
 
     ensure_approval_secret()  # the orders server started below verifies tokens we mint
     limit_server_logs()
+    install_log_redaction()  # every log line of the process, redacted (workers/redaction.py)
     # `sqlite_on_loop`: see `AuditLog.open`; off for Studio's server, which refuses blocking
     # calls on its loop (and has no inline checkpointer or lease of ours to wait on).
     audit = await checkpoint_store(audit_db).open_audit(on_loop=sqlite_on_loop)
@@ -187,6 +191,8 @@ async def open_services(
             call_timeout_s=options.limits.cut(TOOL_CALL_TIMEOUT_S),
             on_demand=servers_on_demand,
         )
+        # Open circuits are shared with every process on the store (checkpoints/breakers.py).
+        board = hub.backpressure.board = breaker_board(checkpoint_store(audit_db).location)
         try:
             yield Services(
                 hub=hub,
@@ -198,6 +204,7 @@ async def open_services(
             )
         finally:
             await hub.aclose()
+            await board.aclose()
     finally:
         await audit.close()  # its worker thread would keep the process alive
 
@@ -420,6 +427,8 @@ async def _stream_leased(
     read_back: bool = True,
 ) -> StateSnapshot | None:
     config = thread_config(thread_id)
+    interrupts: list[Any] = []  # what the run stopped at, for the webhook (graph/app/webhooks.py)
+    answer_status: str | None = None
     try:
         async for chunk in (graph or runtime.graph).astream(
             payload,
@@ -432,6 +441,10 @@ async def _stream_leased(
             control=control,
         ):
             for node, update in chunk.items():
+                if node == "__interrupt__":
+                    interrupts = list(update) if isinstance(update, tuple | list) else [update]
+                elif isinstance(update, dict) and update.get("answer") is not None:
+                    answer_status = getattr(update["answer"], "status", None)
                 if on_update is not None:
                     maybe = on_update(
                         node, update if isinstance(update, dict) else {"value": update}
@@ -447,4 +460,5 @@ async def _stream_leased(
     finally:
         if services.trace is not None:
             services.trace.close()
+    run_stopped(thread_id, interrupts=interrupts, answer_status=answer_status)  # returns at once
     return await (graph or runtime.graph).aget_state(config) if read_back else None
