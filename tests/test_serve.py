@@ -235,7 +235,7 @@ def test_every_route_but_the_document_needs_a_token(api: Api) -> None:
         for route in api_routes()
         for method in sorted(route.methods - {"HEAD"})
     ]
-    assert len(routes) == 7, routes
+    assert len(routes) == 8, routes
     for method, path in routes:
         for token in (None, "y" * 32):
             response = api.client.request(method, path, headers=api.as_(token), json={})
@@ -269,6 +269,7 @@ def test_the_openapi_document(muster_env: MusterEnv, tmp_path: Path) -> None:
         "/approvals": ["get"],
         "/threads/{thread_id}/decisions": ["post"],
         "/threads/{thread_id}/cancel": ["post"],
+        "/threads/{thread_id}/messages": ["post"],
     }
     schemas = document["components"]["schemas"]
     ref = "#/components/schemas/"
