@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 
 from . import second_opinion
 from .intent_model import load_follow_up_model, load_model
@@ -463,9 +464,10 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
             continue  # a follow-up on the problem the ticket states ("What can you do?")
         if mentions_order is not None and mentions_order.search(clause.text) and len(text) < 40:
             continue
+        clause_norm = normalize(clause.text)
         if intents and second_opinion.is_follow_up_of(
-            load_follow_up_model().scores(normalize(clause.text)),
-            load_model().scores(normalize(clause.text)),
+            load_follow_up_model().scores(clause_norm),
+            partial(load_model().scores, clause_norm),
             intents,
         ):
             continue  # the learned readers find it about a problem already read

@@ -165,18 +165,23 @@ def read_ticket(request: str) -> TicketReading:
     """Everything the rules read from a ticket (cached: the planner and `plan` both read
     it, and a reading is pure)."""
     understood = _understood(request)
+    language = detect_language(understood.own_text or request)
+    intents = understood.intents
+    agreement = 1.0
     # The learned model's second opinion (second_opinion.py): it drops an intent the
-    # tables read in passing, and a disagreement lowers the confidence.
-    model = load_model()
-    model_text = normalize(understood.own_text)
-    scores = model.scores(model_text)
-    intents = second_opinion.pruned(understood.intents, scores)
-    agreement = second_opinion.agreement(intents, predicted(scores))
+    # tables read in passing, and a disagreement lowers the confidence. It is asked only
+    # where it can change the outcome: several intents to prune, or an English ticket whose
+    # answer could go out with no human (every other language's answer asks a person to
+    # reply in it, answer.py), which saves a model call on most of the other tickets.
+    if len(intents) > 1 or language == "English":
+        scores = load_model().scores(normalize(understood.own_text))
+        intents = second_opinion.pruned(intents, scores)
+        agreement = second_opinion.agreement(intents, predicted(scores))
     timezone = TIMEZONE.search(understood.own_text)
     return TicketReading(
         intents=intents,
         order_ids=_own_order_ids(understood.own_text),
-        language=detect_language(understood.own_text or request),
+        language=language,
         timezone=timezone.group(0) if timezone else None,
         about_an_order=is_about_an_order(understood.own_text, intents),
         action_intents=tuple(i for i in intents if BY_NAME[i].needs_order),

@@ -38,7 +38,7 @@ A ticket the tables read nothing in is left alone: the model's guess there was r
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 FOLLOW_UP_AT = 0.6
 """The follow-up model's probability from which an intent-less asking clause is a follow-up."""
@@ -87,7 +87,7 @@ def is_follow_up(follow_up_scores: Mapping[str, float]) -> bool:
 
 def is_follow_up_of(
     follow_up_scores: Mapping[str, float],
-    clause_scores: Mapping[str, float],
+    clause_scores: Callable[[], Mapping[str, float]],
     intents: tuple[str, ...],
 ) -> bool:
     """Whether an intent-less asking clause follows up on the ticket's stated problem: the
@@ -98,7 +98,8 @@ def is_follow_up_of(
     if is_follow_up(follow_up_scores):
         return True
     logit = follow_up_scores.get("follow_up", -math.inf)
-    return logit >= _POSSIBLE_LOGIT and about_the_stated_problem(clause_scores, intents)
+    # The intent model is asked only when its answer can decide (`clause_scores` is lazy).
+    return logit >= _POSSIBLE_LOGIT and about_the_stated_problem(clause_scores(), intents)
 
 
 def agreement(intents: tuple[str, ...], predicted: tuple[str, ...]) -> float:
