@@ -638,8 +638,8 @@ def test_non_mi_serve_negates_a_refund() -> None:
         ("Im Warenkorb stand der Wasserkocher mit 44,50 €, abgebucht wurden aber 54,50 €. "
          "Auftrag 12331.", {"price_error"}),
         # A subscription is no order: cancelling a named order beside it is its own request.
-        ("Ik wil mijn maandabonnement stopzetten. En bestelling 12344 mag ook geannuleerd "
-         "worden.", {"subscription", "cancellation"}),
+        ("Ik wil mijn maandabonnement stopzetten, de verlenging hoeft niet meer. En bestelling "
+         "12344 mag ook geannuleerd worden.", {"subscription", "cancellation"}),
         ("Sur ma carte je vois que ça a passé deux fois pour la commande #12345.",
          {"duplicate_charge"}),
     ],
