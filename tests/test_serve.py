@@ -215,6 +215,17 @@ def test_a_question_answered_then_the_thread_cancelled(api: Api, muster_env: Mus
     again = api.post(f"/threads/{thread_id}/cancel")
     assert again.status_code == 409 and "already done" in again.json()["detail"]
 
+    # Retention through the API, as `muster delete` / `muster purge` (issue 28 item 3).
+    nothing_old = api.post("/purge", {"older_than_days": 3650})
+    assert nothing_old.status_code == 200 and nothing_old.json()["deleted"] == []
+    deleted = api.client.request("DELETE", f"/threads/{thread_id}", headers=api.as_(LEAD))
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json()["audit_rows_redacted"] >= 2
+    assert api.get(f"/threads/{thread_id}").status_code == 404
+    assert thread_id not in [t["thread_id"] for t in api.get("/threads").json()]
+    gone = api.client.request("DELETE", f"/threads/{thread_id}", headers=api.as_(LEAD))
+    assert gone.status_code == 404
+
 
 def test_tickets_are_checked_as_run_checks_them(api: Api, muster_env: MusterEnv) -> None:
     blank = api.post("/threads", {"request": "   "})
@@ -235,7 +246,7 @@ def test_every_route_but_the_document_needs_a_token(api: Api) -> None:
         for route in api_routes()
         for method in sorted(route.methods - {"HEAD"})
     ]
-    assert len(routes) == 8, routes
+    assert len(routes) == 10, routes
     for method, path in routes:
         for token in (None, "y" * 32):
             response = api.client.request(method, path, headers=api.as_(token), json={})
@@ -264,12 +275,13 @@ def test_the_openapi_document(muster_env: MusterEnv, tmp_path: Path) -> None:
     paths = {path: sorted(ops) for path, ops in document["paths"].items()}
     assert paths == {
         "/threads": ["get", "post"],
-        "/threads/{thread_id}": ["get"],
+        "/threads/{thread_id}": ["delete", "get"],
         "/threads/{thread_id}/events": ["get"],
         "/approvals": ["get"],
         "/threads/{thread_id}/decisions": ["post"],
         "/threads/{thread_id}/cancel": ["post"],
         "/threads/{thread_id}/messages": ["post"],
+        "/purge": ["post"],
     }
     schemas = document["components"]["schemas"]
     ref = "#/components/schemas/"

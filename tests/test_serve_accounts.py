@@ -322,7 +322,7 @@ def test_with_authentication_on_only_the_login_page_is_open(served: Served) -> N
         ("GET", "/inbox/threads/x1/timeline"),
     }
     api = [r for r in leaf_routes(app.routes) if isinstance(r, APIRoute)]
-    assert len(api) == len(routes) == 17, routes
+    assert len(api) == len(routes) == 19, routes
     with served.client() as client:
         for method, path in routes:
             if path == "/login":

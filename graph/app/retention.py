@@ -48,9 +48,12 @@ async def cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-async def cmd_purge(args: argparse.Namespace) -> int:
-    store = checkpoint_store(args.db)
-    cutoff = time.time() - args.older_than * 86_400
+async def purge_threads(
+    store: CheckpointStore, older_than_days: float
+) -> tuple[list[str], list[str], int]:
+    """Delete every thread not updated in `older_than_days`: (deleted, busy and kept, all the
+    store held). A thread another process is running is kept, never deleted under it."""
+    cutoff = time.time() - older_than_days * 86_400
     async with open_store(store) as (graph, saver):
         infos = await describe_threads(graph, saver)
     old = [
@@ -58,16 +61,23 @@ async def cmd_purge(args: argparse.Namespace) -> int:
         for i in infos
         if i.updated_at and datetime.fromisoformat(i.updated_at).timestamp() < cutoff
     ]
-    busy = []
+    deleted: list[str] = []
+    busy: list[str] = []
     for thread_id in old:
         try:
             await delete_thread(store, thread_id)
         except ThreadBusyError:
             busy.append(thread_id)
-    deleted = len(old) - len(busy)
+        else:
+            deleted.append(thread_id)
+    return deleted, busy, len(infos)
+
+
+async def cmd_purge(args: argparse.Namespace) -> int:
+    deleted, busy, held = await purge_threads(checkpoint_store(args.db), args.older_than)
     print(
-        f"purged {deleted} thread(s) not updated in {args.older_than:g} day(s); "
-        f"{len(infos) - deleted} kept"
+        f"purged {len(deleted)} thread(s) not updated in {args.older_than:g} day(s); "
+        f"{held - len(deleted)} kept"
         + (f"; busy, left for next time: {', '.join(busy)}" if busy else "")
     )
     return 0

@@ -26,6 +26,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from checkpoints.lease import ThreadBusyError
 from checkpoints.threads import thread_exists
+from graph.app import retention
 from graph.app.commands import (
     DecisionRefused,
     FollowUpRefused,
@@ -44,7 +45,10 @@ from graph.app.serve.models import (
     DecisionIn,
     MessageIn,
     Problem,
+    Purged,
+    PurgeIn,
     ThreadAccepted,
+    ThreadDeleted,
     ThreadDetail,
     ThreadSummary,
     TicketIn,
@@ -217,6 +221,32 @@ async def cancel_thread(
 ) -> ThreadAccepted:
     """End the thread cleanly (as `muster cancel`): nothing more runs; its answer says so."""
     return await actions.cancel(runs, thread_id, body or CancelIn(), by)
+
+
+@router.delete("/threads/{thread_id}", response_model=ThreadDeleted, tags=["retention"])
+async def delete_thread_data(thread_id: str, by: Caller, runs: Runs) -> ThreadDeleted:
+    """Remove the thread's data (as `muster delete`): checkpoints, pending writes, trace and
+    lease; its audit rows stay with their results redacted. A running thread is refused
+    (409), an unknown one is 404."""
+    store = runs.runtime.store
+    try:
+        redacted = await retention.delete_thread(store, thread_id)
+    except KeyError:
+        raise actions.unknown(thread_id) from None
+    await actions.record_caller(runs, thread_id, by, "delete", None)
+    await runs.index.touch(thread_id)  # gone from the lists at once
+    return ThreadDeleted(thread_id=thread_id, audit_rows_redacted=redacted)
+
+
+@router.post("/purge", response_model=Purged, tags=["retention"])
+async def purge_threads(body: PurgeIn, by: Caller, runs: Runs) -> Purged:
+    """Remove every thread not updated in `older_than_days` (as `muster purge`); a thread
+    another process is running is left for next time and listed as busy."""
+    deleted, busy, held = await retention.purge_threads(runs.runtime.store, body.older_than_days)
+    for thread_id in deleted:
+        await actions.record_caller(runs, thread_id, by, "purge", None)
+        await runs.index.touch(thread_id)
+    return Purged(deleted=deleted, busy=busy, kept=held - len(deleted))
 
 
 def status_for(error: MusterError) -> tuple[int, str | None]:

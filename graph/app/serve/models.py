@@ -215,3 +215,27 @@ class CancelIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     reason: str | None = Field(default=None, description="why, for the audit log and answer")
+
+
+class ThreadDeleted(BaseModel):
+    """A thread's data removed (as `muster delete`): checkpoints, writes, trace and lease;
+    its audit rows kept with their results redacted."""
+
+    thread_id: str
+    audit_rows_redacted: int
+
+
+class PurgeIn(BaseModel):
+    """Remove every thread not updated for a while (as `muster purge --older-than DAYS`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    older_than_days: float = Field(ge=0, description="threads not updated in this many days")
+
+
+class Purged(BaseModel):
+    """What a purge removed, and what it left because another process was running it."""
+
+    deleted: list[str]
+    busy: list[str]
+    kept: int
