@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graph.prose_claims import evidence_of, prose_problems
 from graph.reply_guard import guard_reply
+from graph.supervisor_spend import note_call
 from graph.trace import TraceWriter, record_model_call, structured_request
 from graph.verify import checkable_tokens, is_supported
 from workers.contracts import Answer, Claim, Report
@@ -203,6 +204,7 @@ async def write_with_model(
     record_model_call(
         trace, digest, node="synthesize", reply=out["raw"], started=started, model=label
     )
+    note_call("synthesize", label, out["raw"])  # its cost, in the thread's totals
     try:
         draft = _draft(out)
     except Exception as error:  # a reply that is no `AnswerDraft`

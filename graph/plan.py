@@ -27,6 +27,7 @@ from graph.facts import resolve_shared_facts
 from graph.planners.base import MAX_STEPS_CAP, TIMEOUT_CAP_S, RevisablePlanner, TicketReading
 from graph.services import Services, services_for
 from graph.state import FOLLOW_UP_RESETS, Contact, MusterState, ready_packets, turn_of
+from graph.supervisor_spend import counting
 from graph.versions import current_versions
 from workers.contracts import ActionRecord, Answer, Handoff
 from workers.errors import PlanError, PlannerCallError
@@ -57,9 +58,10 @@ async def plan(
     pack = pack_of(services.roster)
     earlier = earlier_contacts(state) if state.get("answer") is not None else None
     request = state["request"]
-    validated, fallback = await _written_plan(
-        request, services, earlier=earlier, actions=state.get("actions") or []
-    )
+    with counting() as supervisor_calls:
+        validated, fallback = await _written_plan(
+            request, services, earlier=earlier, actions=state.get("actions") or []
+        )
     reading = pack.read(request)  # the roster's domain reads it
     unaccounted = list(reading.unaccounted)
     if services.planner is not pack.planner and fallback is None:
@@ -112,6 +114,7 @@ async def plan(
         "order_ids": list(dict.fromkeys(order_ids)),
         "unknown_orders": shared.unknown_orders,
         "reports": shared.answered,
+        "supervisor_calls": supervisor_calls,
     }
     contact = Contact(
         turn=turn_of(state) + (1 if earlier is not None else 0),

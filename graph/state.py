@@ -112,6 +112,9 @@ class MusterState(InputState, total=False):
     thread keeps what it has spent and a failing packet cannot be handed on forever."""
     actions: Annotated[list[ActionRecord], DeltaChannel(concat)]
     """Every approval decision and execution of a proposed action."""
+    supervisor_calls: Annotated[list[dict[str, Any]], operator.add]
+    """The LLM planner's and the answer writer's model calls, priced (graph/supervisor_spend.py);
+    `run_totals` adds their cost to the workers'."""
     effects: Annotated[list[Finding], DeltaChannel(concat)]
     """What an action that ran changed, read again by `act` right after it (a pack's
     `AFTER_EXECUTE`: support's refund status): the answer reads these over the reports'

@@ -35,6 +35,7 @@ from graph.state import (
     pending_packets,
     turn_of,
 )
+from graph.supervisor_spend import counting
 from workers.contracts import (
     ActionRecord,
     Answer,
@@ -559,11 +560,13 @@ async def synthesize(state: MusterState, runtime: Runtime[Services]) -> dict[str
     model writing its prose does, and a failure there is a degraded reason."""
     answer = compose_answer(state)
     services = await services_for(runtime)
+    supervisor_calls: list[dict[str, Any]] = []
     try:
         model = services.models("synthesizer")
         if writes_prose(model):
             reports = list(current_reports(state.get("reports") or []).values())
-            written = await write_with_model(model, answer, reports, trace=services.trace)
+            with counting() as supervisor_calls:
+                written = await write_with_model(model, answer, reports, trace=services.trace)
             answer = needs_a_human(with_text(written, state), state)
     except Exception as error:  # the deterministic answer stands (principle 2)
         answer = needs_a_human(_degraded_by(answer, state, error, "writing its prose"), state)
@@ -572,7 +575,7 @@ async def synthesize(state: MusterState, runtime: Runtime[Services]) -> dict[str
         outcome=answer.status,
         degraded=answer.degraded,
     )
-    return {"answer": answer}
+    return {"answer": answer, "supervisor_calls": supervisor_calls}
 
 
 def _degraded_by(answer: Answer, state: MusterState, error: BaseException, doing: str) -> Answer:

@@ -52,7 +52,14 @@ async def test_each_worker_and_the_thread_carry_their_cost(
         assert report.cost_usd == pytest.approx(expected, rel=1e-6), report.worker
         assert report.unpriced_calls == 0
     totals = run_totals(values)
-    assert totals["cost_usd"] == pytest.approx(sum(r.cost_usd for r in values["reports"]), abs=1e-6)
+    # The LLM planner's and the answer writer's own calls are priced too, and in the
+    # thread's totals (by hand here, from the usage the provider served).
+    own = [t.usage for kind in ("planner", "writer") for t in openai_server.script.of_kind(kind)]
+    assert openai_server.script.of_kind("planner") and openai_server.script.of_kind("writer")
+    planned = sum(u["prompt_tokens"] * 0.15e-6 + u["completion_tokens"] * 0.60e-6 for u in own)
+    assert planned > 0 and totals["supervisor_cost_usd"] == pytest.approx(planned, abs=1e-6)
+    workers = sum(r.cost_usd for r in values["reports"])
+    assert totals["cost_usd"] == pytest.approx(workers + planned, abs=1e-6)
     assert totals["cost_usd"] > 0 and totals["unpriced_calls"] == 0
 
 
@@ -62,8 +69,10 @@ async def test_a_model_the_table_does_not_know_is_unpriced_not_free(
 ) -> None:
     values = await _run(muster_env, openai_server, "gpt-test")
     totals = run_totals(values)
+    # Every call is unpriced, the supervisor's (planner, answer writer) as the workers'.
+    calls = openai_server.script.exchanges
     assert totals["cost_usd"] == 0 and totals["unpriced_calls"] == len(
-        [t for t in openai_server.script.exchanges if t.kind.startswith("worker:")]
+        [t for t in calls if t.kind.startswith("worker:") or t.kind in ("planner", "writer")]
     )
 
 

@@ -20,6 +20,7 @@ from checkpoints.threads import ThreadStatus, status_of, thread_config, waiting_
 from graph.app.batch_tickets import Ticket, batch_thread_id
 from graph.app.render import pending_approvals, pending_questions
 from graph.app.runtime import Graph
+from graph.supervisor_spend import thread_cost
 from workers.contracts import Answer, Report
 
 Outcome = Literal["complete", "partial", "needs_human", "failed", "unfinished"]
@@ -126,8 +127,8 @@ def result_from_snapshot(
         error=error,
         pending_approvals=pending_approvals(values, thread_id) if interrupts else [],
         pending_questions=pending_questions(interrupts),
-        cost_usd=sum(r.cost_usd for r in reports),
-        unpriced_calls=sum(r.unpriced_calls for r in reports),
+        cost_usd=thread_cost(values)[0],
+        unpriced_calls=thread_cost(values)[1],
     )
 
 

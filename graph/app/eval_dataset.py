@@ -42,6 +42,7 @@ from graph.app.eval_fields import (
 )
 from graph.app.options import MusterOptions
 from graph.app.runtime import Graph, MusterRuntime, open_runtime, stream_run
+from graph.supervisor_spend import thread_cost
 
 EvalReport = EvaluationReport[str, Scored, str]
 """What `Dataset.evaluate` returns for these cases."""
@@ -156,9 +157,9 @@ async def run_ticket(
         error = f"{type(exc).__name__}: {exc}"
     snapshot = await runtime.graph.aget_state(thread_config(thread_id))
     # The ticket's cost, as the case's metrics (`ScoredTicket.cost_usd`, the report's column).
-    reports = snapshot.values.get("reports") or []
-    increment_eval_metric(COST_METRIC, sum(r.cost_usd for r in reports))
-    increment_eval_metric(UNPRICED_METRIC, sum(r.unpriced_calls for r in reports))
+    cost_usd, unpriced = thread_cost(snapshot.values)  # workers' and supervisor's calls
+    increment_eval_metric(COST_METRIC, cost_usd)
+    increment_eval_metric(UNPRICED_METRIC, unpriced)
     if error is None and snapshot.next and not snapshot.interrupts:
         error = f"the run stopped before it finished (next: {', '.join(snapshot.next)})"
     return fields.read_outcome(

@@ -37,6 +37,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from graph.planners.base import DEFAULT_TIMEOUT_S
+from graph.supervisor_spend import note_call
 from graph.trace import current_trace, record_model_call, structured_request
 from workers.contracts import Handoff
 from workers.errors import BadPlanError, PlannerCallError, ProviderError
@@ -225,6 +226,7 @@ class LlmPlanner:
         record_model_call(
             trace, digest, node="plan", reply=out["raw"], started=started, model=label
         )
+        note_call("plan", label, out["raw"])  # its cost, in the thread's totals
         failed: Exception | None = out.get("parsing_error")
         if failed is not None:
             problem = _problem(failed)
