@@ -11,6 +11,7 @@ password of a URL never appears in a message.
 from __future__ import annotations
 
 import asyncio
+import random
 import select
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -35,6 +36,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
+from psycopg_pool.base import AttemptWithBackoff
 
 from checkpoints.announce import AnnouncesSavedWrites
 from checkpoints.audit import AuditLog
@@ -122,6 +124,40 @@ def server_spoke(conn: psycopg.AsyncConnection[Any]) -> bool:
         return bool(poll.poll(0))
     except (OSError, ValueError, psycopg.Error):
         return True
+
+
+RECONNECT_DELAY_MAX_S = 0.5
+"""The longest a pool waits between two tries to reconnect to a database that went away
+(`MusterPool`)."""
+
+
+class CappedBackoff(AttemptWithBackoff):
+    """psycopg_pool's reconnect backoff (1 s, doubled each try, with 10% jitter) with a
+    ceiling of `RECONNECT_DELAY_MAX_S`. Uncapped, a pool whose database was away for 8 s
+    had tried at 0, 1, 3 and 7 s and tried next at 15 s: the queue stood still for 7 s
+    after the database answered again. A try is one connect to a host that refuses at once
+    (or times out after `CONNECT_TIMEOUT_S`), so two a second cost nothing."""
+
+    INITIAL_DELAY = 0.25
+
+    def update_delay(self, now: float) -> None:
+        super().update_delay(now)
+        ceiling = RECONNECT_DELAY_MAX_S * random.uniform(0.8, 1.0)  # noqa: S311
+        self.delay = min(self.delay, ceiling)
+
+
+class MusterPool(AsyncConnectionPool[Any]):
+    """Every Muster psycopg pool (saver, leases, the fleet's queue): psycopg_pool's, with
+    the reconnect backoff capped (`CappedBackoff`), so connections come back within half a
+    second of the database answering. (The backoff object is made in `_add_connection`
+    when a pool first fails to connect, and passed on to each later try.)"""
+
+    async def _add_connection(
+        self, attempt: AttemptWithBackoff | None, growing: bool = False
+    ) -> None:
+        if attempt is None:
+            attempt = CappedBackoff(timeout=self.reconnect_timeout)
+        await super()._add_connection(attempt, growing=growing)
 
 
 async def check_pooled(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -290,7 +326,7 @@ class MusterPostgresSaver(AnnouncesSavedWrites, _GroupCommitWrites):
     (langgraph issue 7259). The lock is only needed when the saver shares ONE connection;
     a pool hands every query a connection of its own. The fix the issue discusses (and PR
     7269 makes upstream): on a pool, replace the lock by a semaphore the size of the pool.
-    Measured with 16 concurrent writers (bench/pg_saver_lock.py): see the README.
+    Measured with 16 concurrent writers (bench/pg_saver_lock.py): see docs/benchmarks.md.
     """
 
     def __init__(self, pool: AsyncConnectionPool[Any], *, allowed_types: Sequence[type]) -> None:
@@ -316,7 +352,7 @@ async def open_postgres_saver(
     """A `MusterPostgresSaver` on a pool to `url`, its tables set up."""
     probe = await connect(url)  # a clear error for a bad URL, before any pool retries
     try:
-        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        pool: AsyncConnectionPool[Any] = MusterPool(
             url,
             min_size=1,
             max_size=max_size,

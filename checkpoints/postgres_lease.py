@@ -44,7 +44,7 @@ from checkpoints.lease import (
     ThreadBusyError,
     hold_thread,
 )
-from checkpoints.postgres import CONNECT_TIMEOUT_S, check_pooled, check_url, connect
+from checkpoints.postgres import CONNECT_TIMEOUT_S, MusterPool, check_pooled, check_url, connect
 from workers.processes import pid_alive
 
 APPLICATION_NAME = f"muster-lease {os.getpid()}@{HOST}"[:63]
@@ -134,7 +134,7 @@ async def lease_pool(url: str, *, max_size: int = LEASE_POOL_MAX) -> AsyncIterat
     """A pool of lease sessions to `url`, used by every `hold_postgres_thread(url, …)` of
     this event loop while the block runs (the newest pool, if several are open)."""
     check_url(url)
-    pool: AsyncConnectionPool[psycopg.AsyncConnection[DictRow]] = AsyncConnectionPool(
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[DictRow]] = MusterPool(
         url,
         min_size=0,  # a process that never leases a thread opens no lease session
         max_size=max_size,

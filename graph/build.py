@@ -28,7 +28,8 @@ from graph.collect import ROUTES, collect, route_needs_recovery
 from graph.dispatch import dispatch, dispatch_failed
 from graph.plan import plan
 from graph.recover import recover
-from graph.services import Services
+from graph.retries import DISPATCH_RETRY
+from graph.services import Services, timed
 from graph.state import InputState, MusterState
 from graph.synthesize import synthesize
 from graph.verify import verify
@@ -42,8 +43,9 @@ def build_graph(
     builder = StateGraph(MusterState, input_schema=InputState, context_schema=Services)
     # `plan` returns a `Command` whose goto is the first wave's `Send`s (or the barrier when
     # nothing is ready); `destinations` lets the drawing show those edges.
+    # The supervisor's nodes are `timed`: their trace events carry how long they ran.
     builder.add_node(
-        "plan", plan, destinations={"dispatch": "Send(Handoff)", "collect": "no packets"}
+        "plan", timed(plan), destinations={"dispatch": "Send(Handoff)", "collect": "no packets"}
     )
     # `dispatch` takes a `Handoff` (a Send packet), not the state, and its handler takes an
     # injected `NodeError`; neither shape is covered by the typed `add_node` overloads.
@@ -52,13 +54,14 @@ def build_graph(
         cast(Any, dispatch),
         input_schema=Handoff,
         error_handler=cast(Any, dispatch_failed),
+        retry_policy=DISPATCH_RETRY,  # the one retry layer (graph/retries.py)
     )
-    builder.add_node("collect", collect)
-    builder.add_node("recover", recover)
-    builder.add_node("verify", verify)
-    builder.add_node("approve", approve)
-    builder.add_node("act", act)
-    builder.add_node("synthesize", synthesize)
+    builder.add_node("collect", timed(collect))
+    builder.add_node("recover", timed(recover))
+    builder.add_node("verify", timed(verify))
+    builder.add_node("approve", timed(approve))
+    builder.add_node("act", timed(act))
+    builder.add_node("synthesize", timed(synthesize))
 
     builder.add_edge(START, "plan")
     builder.add_edge("dispatch", "collect")

@@ -25,6 +25,7 @@ from langgraph.types import Command, Send
 
 from checkpoints.announce import when_saved
 from graph.action_seal import seal_key_off_loop, sealed
+from graph.retries import retries_left
 from graph.services import Services, services_for, superstep
 from graph.state import MusterState, current_reports, satisfying_report
 from workers.contracts import Handoff, Report
@@ -97,6 +98,9 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
             model=services.models(packet.recipient),
             on_step=on_step,
             health=services.model_health,
+            # Transient model failures raise for the node's RetryPolicy, but on its last
+            # attempt, which reports them (graph/retries.py).
+            retry_transient=retries_left(_attempt(runtime)),
         )
     # "Finished" goes to the trace only once the report is in the store: a process killed
     # after that line never runs this worker again (checkpoints/announce.py).
@@ -127,6 +131,12 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
             update={"proposed_actions": [sealed(thread, a, key) for a in report.proposed_actions]}
         )
     return {"reports": [report]}
+
+
+def _attempt(runtime: Runtime[Services]) -> int:
+    """Which run of this task this is (1-based), as LangGraph's retry counts it."""
+    info = runtime.execution_info
+    return info.node_attempt if info is not None else 1
 
 
 def timeout_note(limit_s: float, packet_timeout_s: float) -> str:

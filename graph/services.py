@@ -9,9 +9,12 @@ domain pack, whose proposal rules and fallbacks the stages use.
 
 from __future__ import annotations
 
+import functools
+import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -58,9 +61,35 @@ class Services:
         pack_of(self.roster)
 
     def trace_node(self, node: str, **fields: Any) -> None:
-        """One trace event for a graph node, stamped with its superstep (no-op untraced)."""
+        """One trace event for a graph node, stamped with its superstep and, unless `fields`
+        give one, the time since the node started (`timed`; no-op untraced)."""
         if self.trace is not None:
+            started = _node_started.get()
+            if started is not None and fields.get("duration_ms") is None:
+                fields["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
             self.trace.emit("node", node=node, superstep=superstep(), **fields)
+
+
+_node_started: ContextVar[float | None] = ContextVar("muster_node_started", default=None)
+"""When the supervisor node running in this context started (`time.monotonic()`)."""
+
+Node = TypeVar("Node", bound=Callable[..., Awaitable[Any]])
+
+
+def timed(node: Node) -> Node:
+    """`node` (an async graph node), noting when each of its runs starts, so its trace events
+    carry a real duration (the OpenTelemetry span and the timeline bar of a supervisor step).
+    `functools.wraps` keeps the signature LangGraph reads (state, runtime) and the hints."""
+
+    @functools.wraps(node)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        token = _node_started.set(time.monotonic())
+        try:
+            return await node(*args, **kwargs)
+        finally:
+            _node_started.reset(token)
+
+    return run  # type: ignore[return-value]
 
 
 DefaultServices = Callable[[], Awaitable[Services]]

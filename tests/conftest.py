@@ -189,13 +189,17 @@ def postgres_url(postgres_database: str) -> str:
     """The session's PostgreSQL database (`postgres_database`), with no action claims left
     by an earlier test: each test has its own orders database, but the claims (one refund of
     an order waits at a time, graph/approval.py) live in this shared one, so a refund of
-    order 12345 still pending in an earlier test's thread would hold this test's."""
+    order 12345 still pending in an earlier test's thread would hold this test's. Nor any
+    circuit an earlier test's broken server opened on the store's breaker board
+    (checkpoints/breakers.py): every process on the store would skip that server."""
     import psycopg
 
     with psycopg.connect(postgres_database, autocommit=True, connect_timeout=10) as conn:
         conn.execute(
             "DO $$ BEGIN IF to_regclass('muster_action_claim') IS NOT NULL"
-            " THEN DELETE FROM muster_action_claim; END IF; END $$"
+            " THEN DELETE FROM muster_action_claim; END IF;"
+            " IF to_regclass('muster_breakers') IS NOT NULL"
+            " THEN DELETE FROM muster_breakers; END IF; END $$"
         )
     return postgres_database
 

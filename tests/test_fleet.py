@@ -79,6 +79,8 @@ def test_the_fleet_view_puts_each_thread_in_one_place() -> None:
     assert fleet_state(job("todo"), "in progress") == "queued"
     assert fleet_state(job("doing"), "in progress") == "running"
     assert fleet_state(job("doing", None, None), "in progress") == "stalled"
+    dead = FleetJob("t", 1, "muster:run_ticket", "doing", 0, "w", 4.0, worker_dead=True)
+    assert fleet_state(dead, "in progress") == "stalled"
     assert fleet_state(job("succeeded"), "interrupted") == "waiting for a human"
     assert fleet_state(job("succeeded"), "done") == "done"
     assert fleet_state(None, "done") == "done"

@@ -13,17 +13,22 @@ trace since the last blip, a job in `doing`, every thread settled), never a fixe
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
+from graph.app.fleet import fleet_state
 from graph.trace import read_trace, trace_path
 from tests.conftest import DEFAULT_TEST_PG, HANG_TIMEOUT_S, PROJECT_ROOT, MusterEnv, wait_until
 from tests.test_actions import all_run_refunds, refund_rows
@@ -309,3 +314,148 @@ async def test_a_job_the_worker_dropped_goes_back_to_the_queue(fresh_database: s
             "SELECT id, status::text AS status FROM procrastinate_jobs ORDER BY id"
         )
         assert [(r["id"], r["status"]) for r in rows] == [(dropped, "todo"), (running, "doing")]
+
+
+def _fleet_view(fleet: Fleet) -> dict[str, Any]:
+    """What `muster fleet --json` says, read in-process (the same `read_fleet` and states)."""
+    from graph.app.fleet_queue import read_fleet
+
+    workers, jobs = asyncio.run(read_fleet(fleet.url))
+    return {
+        "workers": {w.label.split(" ")[0]: w for w in workers},
+        "jobs": {t: j for t, j in jobs.items() if t in fleet.threads()},
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_a_sigkilled_worker_shows_dead_within_its_stall_bound(db_fleet: Fleet) -> None:
+    """Liveness is the heartbeat against the worker's own stall bound (registered with it):
+    once it is silent past `--stalled-after`, `muster fleet` says `dead` and its job
+    `stalled`. Before, the job showed `running` for ~16 s and the worker was listed, silent
+    but unmarked, until its row was pruned (150 s). (A database of its own: the dead
+    worker's job is left for no other test's worker to sweep up.)"""
+    fleet = db_fleet
+    write_tickets(fleet.tickets, {"bf-03"})
+    [thread] = fleet.threads()
+    name = f"doomed-{uuid.uuid4().hex[:6]}"
+    doomed = fleet.start_worker(name, "--stalled-after", STALLED_AFTER_S, "--model", "offline:1500")
+    assert fleet.fleet("submit", str(fleet.tickets)).returncode == EXIT_OK
+
+    def running() -> bool:
+        view = _fleet_view(fleet)
+        job = view["jobs"].get(thread)
+        return job is not None and fleet_state(job, "in progress") == "running"
+
+    wait_until(running, "the ticket running on the doomed worker", proc=doomed)
+    alive = _fleet_view(fleet)["workers"][name]
+    assert not alive.dead and alive.stalled_after_s == float(STALLED_AFTER_S)
+    doomed.send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    doomed.wait(timeout=HANG_TIMEOUT_S)
+
+    def seen_dead() -> float | None:
+        view = _fleet_view(fleet)
+        worker, job = view["workers"].get(name), view["jobs"].get(thread)
+        if worker is not None and worker.dead and job is not None:
+            assert fleet_state(job, "in progress") == "stalled"
+            return time.monotonic() - killed
+        return None
+
+    after_s = wait_until(seen_dead, "the killed worker shown dead")
+    assert after_s is not None
+    # Its last beat was at most a third of the bound before the kill; the poll adds little.
+    assert after_s <= float(STALLED_AFTER_S) + 2.0, after_s
+    shown = fleet.fleet("fleet", "--json", "--all")
+    assert shown.returncode == EXIT_OK, shown.stderr
+    payload = json.loads(shown.stdout)
+    [row] = [w for w in payload["workers"] if w["worker"].startswith(name + " ")]
+    assert row["state"] == "dead" and row["silent_s"] > float(STALLED_AFTER_S), row
+    [thread_row] = [r for r in payload["threads"] if r["thread"] == thread]
+    assert thread_row["state"] == "stalled" and "dead" in thread_row["detail"], thread_row
+    text = fleet.fleet("fleet")
+    assert f"{name} (" in text.stdout and ": dead, last heartbeat" in text.stdout, text.stdout
+
+
+OUTAGE_S = 8.0
+"""How long the database is unreachable in `test_the_queue_moves_again_soon_after_an_outage`."""
+QUEUE_RESTART_BOUND_S = 5.0
+"""The issue's target: the queue moving again within 5 s of the database answering."""
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_the_queue_moves_again_soon_after_an_outage(db_fleet: Fleet) -> None:
+    """The database unreachable for a few seconds (a loopback TCP proxy in front of it,
+    stopped: connections refused, every session through it cut), then back: the worker
+    lives, the queue moves again within `QUEUE_RESTART_BOUND_S` of the database answering,
+    and no thread is lost or stuck (every job succeeded, every thread done or waiting for
+    the approval it asks for, no report twice)."""
+    from tests.fixtures.tcp_proxy import tcp_proxy
+
+    fleet = db_fleet
+    parts = urlsplit(fleet.url)
+    write_tickets(fleet.tickets, {f"bf-{n:02d}" for n in range(3, 10)})  # no refunds asked
+    shipped = json.loads((PROJECT_ROOT / "domains/support/servers.json").read_text())
+    servers = fleet.env.root / "servers.json"
+    used = {k: v for k, v in shipped["mcpServers"].items() if k in ("orders", "kb", "policy")}
+    servers.write_text(json.dumps({"mcpServers": used}), encoding="utf-8")
+    with tcp_proxy(parts.hostname or "127.0.0.1", parts.port or 5432) as proxy:
+        netloc = parts.netloc.rsplit("@", 1)
+        through = (
+            f"{netloc[0]}@127.0.0.1:{proxy.port}"
+            if len(netloc) == 2
+            else (f"127.0.0.1:{proxy.port}")
+        )
+        proxied = urlunsplit(parts._replace(netloc=through))
+        worker = fleet.start_worker(
+            "behind", "--concurrency", "2", "--stalled-after", "15", "--model", "offline:400",
+            "--servers", str(servers), env={"MUSTER_DB": proxied},
+        )  # fmt: skip
+        assert fleet.fleet("submit", str(fleet.tickets)).returncode == EXIT_OK
+
+        def mid_run() -> bool:
+            jobs = fleet.jobs()
+            return any(j["status"] == "doing" for j in jobs) and any(
+                j["status"] == "todo" for j in jobs
+            )
+
+        wait_until(mid_run, "a job in hand and jobs waiting", proc=worker)
+        wait_until(lambda: worker_steps(fleet) > 0, "a worker step", proc=worker)
+        proxy.stop()
+        down = time.monotonic()
+
+        def noticed() -> bool:  # the worker tried the database, and the outage lasted
+            return proxy.refused > 0 and time.monotonic() - down >= OUTAGE_S
+
+        wait_until(noticed, "the worker to meet the outage", proc=worker)
+        before = {j["id"]: (j["status"], j["attempts"]) for j in fleet.jobs()}
+        proxy.start()
+        up = time.monotonic()
+
+        def moving() -> float | None:
+            # A job the worker fetched or finished since the database came back.
+            for job in fleet.jobs():
+                was = before.get(job["id"])
+                if job["status"] == "succeeded" or (
+                    job["status"] == "doing" and was is not None and was[0] == "todo"
+                ):
+                    if was is None or was[0] != job["status"]:
+                        return time.monotonic() - up
+            return None
+
+        restart_s = wait_until(moving, "the queue to move after the outage", proc=worker)
+        assert restart_s is not None
+        print(f"queue moving again {restart_s:.2f}s after the database answered")
+        assert restart_s <= QUEUE_RESTART_BOUND_S, (restart_s, fleet.log("behind")[-3000:])
+
+        states = wait_until(fleet.settled, "every thread to finish after the outage", proc=worker)
+        assert isinstance(states, dict)
+        for thread, (status, values) in states.items():
+            assert status in ("done", "interrupted"), (thread, status)
+            keys = report_keys(values)
+            assert len(keys) == len(set(keys)), (thread, keys)
+        assert {j["status"] for j in fleet.jobs()} == {"succeeded"}, fleet.jobs()
+        assert worker.poll() is None, fleet.log("behind")[-3000:]
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=HANG_TIMEOUT_S) == EXIT_DRAINED

@@ -130,7 +130,7 @@ def test_call_bounds_have_defaults_and_one_place_to_override() -> None:
         "temperature": 0.0,
         "max_tokens": 4000,
         "timeout": 5.0,
-        "max_retries": 2,
+        "max_retries": 0,  # Muster retries at one layer (workers/model_settings.py)
     }
     assert provider_kwargs("ollama", planner)["num_predict"] == 4000
 

@@ -13,6 +13,7 @@ versions in test_actions.py and test_one_writer.py do, and reuse their helpers.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -650,3 +651,23 @@ async def test_delete_removes_a_postgres_thread_and_redacts_its_audit(pg: PgEnv)
     async with await PostgresAuditLog.open(pg.url) as audit:
         results = [row.result for row in await audit.rows(thread)]
     assert results and all(r == '{"redacted": true}' for r in results)
+
+
+@pytest.mark.integration
+async def test_postgres_audit_rows_store_personal_fields_redacted(pg: PgEnv) -> None:
+    """As the SQLite audit (tests/test_redaction.py): the rows keep their shape and what they
+    are read back for; an e-mail and a customer name the run learnt are stored redacted."""
+    from workers import redaction
+
+    redaction.REDACTOR.learn({"customer": "Y. Brennan-Holt"})
+    thread = new_thread("audit-redact")
+    async with await PostgresAuditLog.open(pg.url) as audit:
+        row, first = await audit.decide(
+            thread_id=thread, actor="alice", role="lead", digest="d1",
+            result={"decision": "approved", "note": "Y. Brennan-Holt, y.bh@example.com"},
+        )
+        rows = await audit.rows(thread)
+    assert first and json.loads(row.result)["decision"] == "approved"
+    assert [json.loads(r.result) for r in rows] == [
+        {"decision": "approved", "note": "[name], [email]"}
+    ]

@@ -281,7 +281,8 @@ def test_the_finished_reference_run_shows_who_approved_and_the_answer(
     )
     assert "replaced by the cached policy snapshot" in dom.one(tag="footer", id="answer")["text"]
 
-    # The README's screenshot command, on the same page: a PNG the size asked for, not blank.
+    # The screenshot command of docs/operations.md, on the same page: a PNG the size asked
+    # for, not blank.
     shot = reference.root / "timeline.png"
     height = int(dom.one(tag="body")["data-picture-height"]) + 420
     chromium(

@@ -200,6 +200,10 @@ class Report(BaseModel):
     """The worker's final text (or what went wrong)."""
     conclusion: str = ""
     """What the worker concluded from its findings, in a sentence or two (ok reports)."""
+    model: str = ""
+    """The provider model that answered its last model turn ("" for Muster's own models)."""
+    fallback_for: str = ""
+    """The worker's own model when `model` is one of its fallbacks (it was unavailable)."""
     steps_used: int = 0
     """Model turns taken."""
     tokens: int = 0

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
 from workers.contracts import (
     FailureReason,
@@ -41,7 +42,13 @@ from workers.control_tools import (
 from workers.cost import call_cost
 from workers.hub import CallOutcome, ToolCallResult
 from workers.model_errors import describe, model_failure
-from workers.model_health import ModelHealth
+from workers.model_health import (
+    FALLBACK_REASONS,
+    TRANSIENT_PROVIDER_REASONS,
+    ModelHealth,
+    ModelUnavailable,
+    TransientModelFailure,
+)
 from workers.models import model_label, recorded_reply, request_digest
 from workers.packet_prompt import render_packet
 from workers.proposals import review_proposals
@@ -97,6 +104,11 @@ class WorkerRun:
     """The model's label, for `health`."""
     health: ModelHealth | None = None
     """The runtime's memory of provider faults that will not heal, if it keeps one."""
+    answered_by: str = ""
+    """The label of the provider model that answered the last turn (a fallback, maybe)."""
+    retry_transient: bool = False
+    """Raise `TransientModelFailure` when every model failed in a way that may heal, for
+    the dispatch node's `RetryPolicy` to run the worker again (`graph.retries`)."""
 
     @classmethod
     def start(
@@ -137,16 +149,20 @@ async def run_worker(
     model: BaseChatModel,
     on_step: StepListener | None = None,
     health: ModelHealth | None = None,
+    retry_transient: bool = False,
 ) -> Report:
     """Run one worker on one packet and return its `Report`. With `health`, a model whose
     provider already refused for good (a bad key, no quota, an unknown model) is not asked
-    again: the run ends at once with that reason."""
+    again, nor one whose breaker is open: its fallbacks are asked instead, and with none
+    left the run ends with the reason. `retry_transient`: raise `TransientModelFailure`
+    instead when that reason may heal (the dispatch node's retry, `graph.retries`)."""
     started = time.monotonic()
     belt = await offer_tools(packet, spec=spec, hub=hub, model=model)
     if isinstance(belt, RunEnd):
         return _report_without_tools(packet, belt)
     run = WorkerRun.start(packet, spec=spec, on_step=on_step, started=started)
     run.model, run.health = model_label(model), health
+    run.retry_transient = retry_transient
     end: RunEnd | None = None
     while end is None:
         end = await _step(run, belt, hub)
@@ -183,12 +199,15 @@ async def _step(run: WorkerRun, belt: ToolBelt, hub: ToolHub) -> RunEnd | None:
 
 async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
     """One model call, counted against the budget; a provider error is a value at this
-    boundary (principle 2), so it ends the run as `unavailable` instead of raising.
+    boundary (principle 2), so it ends the run with its reason instead of raising (except
+    `TransientModelFailure`, for the dispatch node's retry).
 
-    Traced runs record the call for `muster replay`: the request's digest and the response
-    (or the error) go on the step event; an untraced run computes nothing."""
+    A provider model is asked through `_chain`: it and its fallbacks, each behind the
+    runtime's model health. Traced runs record the call for `muster replay`: the request's
+    digest and the response (or the error) go on the step event; an untraced run computes
+    nothing."""
     health = run.health if belt.provider else None  # Muster's own models never fail
-    if health is not None:
+    if health is not None and not belt.fallbacks:  # ends before a step, as it always did
         fault = health.fault(run.model)
         if fault is not None:
             return RunEnd(fault.reason, f"{fault.note} (not asked again)")
@@ -199,13 +218,12 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
     turn_started = time.monotonic()
     # Digested before the call: the reply is appended to the same list.
     request = request_digest(run.messages, belt.aliases) if run.on_step is not None else None
+    failures: list[ModelUnavailable] = []
     try:
         if health is None:
             reply = await belt.runnable.ainvoke(run.messages)
         else:
-            async with health.gate(run.model):  # back-pressure: calls in flight per model
-                reply = await belt.runnable.ainvoke(run.messages)
-            health.count(run.model, None, "")
+            reply = await _chain(run, belt, health, failures).ainvoke(run.messages)
     except asyncio.CancelledError:
         raise
     except Exception as error:
@@ -218,18 +236,18 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
                 "error": [type(error).__name__, str(error)],
             }
         )
+        if isinstance(error, _ModelFailed):
+            return RunEnd(error.reason, error.note)
+        if failures:  # every model of the chain was unavailable
+            return _unavailable(run, *_chain_failure(failures))
         reason = model_failure(error)
-        note = describe(reason, error)
-        if health is not None:
-            health.record(run.model, reason, note)
-            health.count(run.model, reason, note)
-        return RunEnd(reason, note)
+        return RunEnd(reason, describe(reason, error))
     assert isinstance(reply, AIMessage)
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
     tokens = int(usage.get("total_tokens", 0))
     run.tokens += tokens
     read, written = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
-    price = call_cost(run.model, read, written)
+    price = call_cost(run.answered_by or run.model, read, written)
     if price.usd is None:
         run.unpriced_calls += 1
     else:
@@ -250,6 +268,91 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
         }
     )
     return reply
+
+
+class _ModelFailed(Exception):
+    """A model's own failure that no fallback answers (a refusal, a tool call the provider
+    could not parse), out of `_chain`."""
+
+    def __init__(self, reason: FailureReason, note: str) -> None:
+        super().__init__(note)
+        self.reason, self.note = reason, note
+
+
+def _guarded(
+    run: WorkerRun, label: str, bound: Runnable[Any, Any], health: ModelHealth,
+    failures: list[ModelUnavailable],
+) -> Runnable[Any, Any]:  # fmt: skip
+    """`bound` (the model `label` with the run's tools) behind the runtime's model health:
+    not asked while a fault is remembered or its breaker is open, its calls in flight
+    capped, and each outcome counted. A failure that leaves it unavailable is
+    `ModelUnavailable` (the fallbacks' cue); the model's own failure is `_ModelFailed`."""
+
+    async def call(messages: list[BaseMessage], config: RunnableConfig) -> AIMessage:
+        fault = health.fault(label)
+        if fault is not None:
+            failure = ModelUnavailable(label, fault.reason, f"{fault.note} (not asked again)",
+                                       asked=False)  # fmt: skip
+            failures.append(failure)
+            raise failure
+        refusal = health.breaker(label).refusal()
+        if refusal is not None:
+            note = f"model {label} not asked: {refusal}"
+            failures.append(ModelUnavailable(label, "unavailable", note, asked=False))
+            raise failures[-1]
+        try:
+            async with health.gate(label):  # back-pressure: calls in flight per model
+                reply = await bound.ainvoke(messages, config)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            reason = model_failure(error)
+            note = describe(reason, error)
+            health.record(label, reason, note)
+            health.count(label, reason, note)
+            if reason not in FALLBACK_REASONS:
+                raise _ModelFailed(reason, note) from error
+            failures.append(ModelUnavailable(label, reason, note, asked=True))
+            raise failures[-1] from error
+        health.count(label, None, "")
+        run.answered_by = label
+        assert isinstance(reply, AIMessage)
+        return reply
+
+    return RunnableLambda(call, name=f"model {label}")
+
+
+def _chain(
+    run: WorkerRun, belt: ToolBelt, health: ModelHealth, failures: list[ModelUnavailable]
+) -> Runnable[Any, Any]:
+    """The run's model and its fallbacks, in order, through LangChain's `with_fallbacks`:
+    the next is asked when the one before is unavailable (`ModelUnavailable`: down,
+    unreachable, timed out, out of quota, key refused, unknown, or its breaker open). Each
+    one sits behind `_guarded`, so the per-model breaker and fault memory decide whether it
+    is asked at all: `with_fallbacks` alone would ask a model whose circuit is open."""
+    first = _guarded(run, run.model, belt.runnable, health, failures)
+    rest = [_guarded(run, label, bound, health, failures) for label, bound in belt.fallbacks]
+    return first.with_fallbacks(rest, exceptions_to_handle=(ModelUnavailable,)) if rest else first
+
+
+def _chain_failure(failures: list[ModelUnavailable]) -> tuple[FailureReason, str, bool]:
+    """The reason and note when every model of the chain was unavailable, and whether a
+    retry may help: it may if a model that was asked failed in a way that may heal (one
+    not asked, its circuit open, waits out its cooldown, not a retry's backoff). The
+    reason is that model's, else the first model's; the note names each."""
+    healing = [f for f in failures if f.reason in TRANSIENT_PROVIDER_REASONS and f.asked]
+    reason = (healing or failures)[0].reason
+    if len(failures) == 1:
+        return reason, failures[0].note, bool(healing)
+    return reason, "every model failed: " + "; ".join(f.note for f in failures), bool(healing)
+
+
+def _unavailable(run: WorkerRun, reason: FailureReason, note: str, healing: bool) -> RunEnd:
+    """The end of a run whose every model was unavailable; raised instead, for the dispatch
+    node's retry, when it may heal and the run asks for it."""
+    if run.retry_transient and healing:
+        raise TransientModelFailure(reason, note)
+    return RunEnd(reason, note)
 
 
 def _resolve(call: ToolCall, aliases: dict[str, str]) -> ToolCall:
@@ -426,6 +529,8 @@ def _report(run: WorkerRun, end: RunEnd) -> Report:
         tool_calls=run.tool_calls,
         note=note,
         conclusion=conclusion_of(end.note) if end.reason is None else "",
+        model=run.answered_by,
+        fallback_for=run.model if run.answered_by and run.answered_by != run.model else "",
         steps_used=run.steps,
         tokens=run.tokens,
         cost_usd=round(run.cost_usd, 8),

@@ -27,6 +27,12 @@ TRANSIENT_PROVIDER_REASONS: tuple[FailureReason, ...] = (
     "model_timeout",
 )
 """Failed calls that may heal: counted by the model's circuit breaker."""
+FALLBACK_REASONS: tuple[FailureReason, ...] = (
+    *TRANSIENT_PROVIDER_REASONS,
+    *PERMANENT_PROVIDER_REASONS,
+)
+"""A model that failed so is unavailable: the next of its fallbacks is asked. (A refusal,
+or a tool call the provider could not parse, is the model's answer: no fallback.)"""
 DEFAULT_MODEL_IN_FLIGHT = 8
 """Calls to one provider model at once unless `MUSTER_MODEL_MAX_IN_FLIGHT` says otherwise."""
 
@@ -84,6 +90,26 @@ class ModelHealth:
             self.faults[model] = ModelFault(model, reason, note)
 
 
+class ModelUnavailable(Exception):
+    """One model of a fallback chain could not answer (`FALLBACK_REASONS`), or was not asked
+    (its breaker open, a fault remembered): LangChain's `with_fallbacks` asks the next."""
+
+    def __init__(self, model: str, reason: FailureReason, note: str, *, asked: bool) -> None:
+        super().__init__(f"{model}: {note}")
+        self.model, self.reason, self.note, self.asked = model, reason, note, asked
+
+
+class TransientModelFailure(Exception):
+    """Every model a worker may use failed in a way that may heal, at least one of them
+    after being asked: raised out of the worker so that the one retry layer, LangGraph's
+    `RetryPolicy` on `dispatch` (`graph.retries`), runs it again after a backoff. Raised
+    only on attempts before the last; the last ends the worker with a report instead."""
+
+    def __init__(self, reason: FailureReason, note: str) -> None:
+        super().__init__(note)
+        self.reason, self.note = reason, note
+
+
 PREFLIGHT_ENV = "MUSTER_MODEL_PREFLIGHT"
 """`0` turns the provider preflight off (`preflight`)."""
 
@@ -100,19 +126,26 @@ async def preflight(model: object, *, timeout_s: float = 10.0) -> None:
 
     from workers.errors import ProviderError
     from workers.model_errors import describe, model_failure
-    from workers.models import writes_prose
+    from workers.models import fallbacks_of, writes_prose
 
     if os.environ.get(PREFLIGHT_ENV, "1") == "0" or not isinstance(model, BaseChatModel):
         return
     if not writes_prose(model):
         return
-    try:
-        await asyncio.wait_for(
-            model.bind(max_tokens=1).ainvoke([HumanMessage("ping")]), timeout=timeout_s
-        )
-    except Exception as error:  # named below; anything that may heal is the run's to meet
-        reason = model_failure(error)
-        # Unreachable counts here: at a command's start it is a wrong URL or a server not
-        # started, and the run would only wait out every worker's retries to say so.
-        if reason in (*PERMANENT_PROVIDER_REASONS, "provider_unreachable"):
-            raise ProviderError(describe(reason, error), reason=reason) from None
+    first: ProviderError | None = None
+    # A model with fallbacks passes if any of them answers: the run falls back to it.
+    for candidate in (model, *fallbacks_of(model)):
+        try:
+            await asyncio.wait_for(
+                candidate.bind(max_tokens=1).ainvoke([HumanMessage("ping")]), timeout=timeout_s
+            )
+            return
+        except Exception as error:  # named below; anything that may heal is the run's
+            reason = model_failure(error)
+            # Unreachable counts here: at a command's start it is a wrong URL or a server
+            # not started, and the run would only wait out every worker's retries to say so.
+            if reason not in (*PERMANENT_PROVIDER_REASONS, "provider_unreachable"):
+                return
+            first = first or ProviderError(describe(reason, error), reason=reason)
+    if first is not None:
+        raise first from None

@@ -9,6 +9,20 @@ for one (fields `MAX_TOKENS`, `TEMPERATURE`, `TIMEOUT_S`, `MAX_RETRIES`; roles `
 `init_chat_model` keyword arguments, so the HTTP request itself is cut at the timeout (its
 connection closed, which also stops a local server's generation); the offline models need
 none.
+
+**Fallbacks.** `MUSTER_MODEL_FALLBACKS` (every role) or `MUSTER_<ROLE>_FALLBACKS` (one role)
+names, comma-separated, the `provider:model`s to ask in order when the model before them is
+unavailable: its provider down or unreachable, its circuit breaker open, its quota spent, its
+key refused, the model unknown (`fallbacks_for`; used by the worker loop, `workers.loop`).
+
+**Retries happen at one layer.** A provider client's own `max_retries` defaults to 0 here:
+a client that retries inside one call hides each failure from the model's circuit breaker
+(`workers.model_health`) and from the fallbacks, and multiplies every retry above it (the
+client's 3 tries under the supervisor's retry were 6 calls a packet to a failing provider).
+The one retry layer is LangGraph's `RetryPolicy` on the `dispatch` node
+(`graph.retries`), which runs a worker again, with exponential backoff and jitter, when
+every model it may use failed in a way that may heal. `MUSTER_MODEL_MAX_RETRIES` still
+turns the client's on for a provider that needs it.
 """
 
 from __future__ import annotations
@@ -35,13 +49,14 @@ class CallBounds:
     timeout_s: float
     """Seconds one HTTP request may take before the client gives up on it."""
     max_retries: int
-    """Retries of the provider client on errors that may heal (429, 5xx, a dropped link)."""
+    """Retries of the provider client on errors that may heal (429, 5xx, a dropped link):
+    0 by default, since Muster retries at one layer (the module docstring)."""
 
 
 DEFAULT_BOUNDS: dict[Role, CallBounds] = {
-    "planner": CallBounds(max_tokens=2048, temperature=0.0, timeout_s=60.0, max_retries=2),
-    "worker": CallBounds(max_tokens=1024, temperature=0.0, timeout_s=60.0, max_retries=2),
-    "writer": CallBounds(max_tokens=1024, temperature=0.0, timeout_s=60.0, max_retries=2),
+    "planner": CallBounds(max_tokens=2048, temperature=0.0, timeout_s=60.0, max_retries=0),
+    "worker": CallBounds(max_tokens=1024, temperature=0.0, timeout_s=60.0, max_retries=0),
+    "writer": CallBounds(max_tokens=1024, temperature=0.0, timeout_s=60.0, max_retries=0),
 }
 
 
@@ -74,6 +89,19 @@ def bounds_for(role: Role, environ: Mapping[str, str] | None = None) -> CallBoun
     if bounds.max_tokens < 1 or bounds.timeout_s <= 0:
         raise ConfigError(f"{role} model bounds need max_tokens >= 1 and timeout_s > 0")
     return bounds
+
+
+def fallbacks_for(role: Role, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The models `role` falls back to, in order: `MUSTER_<ROLE>_FALLBACKS`, else
+    `MUSTER_MODEL_FALLBACKS` (comma-separated `provider:model` names; empty: none)."""
+    env = os.environ if environ is None else environ
+    raw = env.get(f"MUSTER_{role.upper()}_FALLBACKS") or env.get("MUSTER_MODEL_FALLBACKS") or ""
+    names = [name.strip() for name in raw.split(",") if name.strip()]
+    for name in names:
+        provider, sep, model = name.partition(":")
+        if not sep or not provider or not model:
+            raise ConfigError(f"model fallback {name!r}: use provider:model, e.g. openai:gpt-4o")
+    return list(dict.fromkeys(names))
 
 
 def provider_kwargs(provider: str, bounds: CallBounds) -> dict[str, Any]:

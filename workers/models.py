@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import json
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -32,7 +33,7 @@ from workers.contracts import canonical_json, sha256_hex
 from workers.control_tools import ASK_CLARIFICATION, CONTROL_TOOL_NAMES
 from workers.cost import call_cost
 from workers.errors import ConfigError, UnknownModelError
-from workers.model_settings import Role, bounds_for, provider_kwargs, role_of
+from workers.model_settings import Role, bounds_for, fallbacks_for, provider_kwargs, role_of
 from workers.packet_prompt import read_facts, read_packet
 
 ModelFactory = Callable[[str], BaseChatModel]
@@ -378,6 +379,24 @@ def scripted_factory(
     return lambda worker: models[worker] if worker in models else fallback(worker)
 
 
+_FALLBACKS: dict[int, tuple[weakref.ref[BaseChatModel], tuple[BaseChatModel, ...]]] = {}
+"""id(model) → (the model, its fallbacks in order); keyed by id as chat models are
+unhashable, with a weak reference to tell a live model from a new one reusing a dead id."""
+
+
+def with_model_fallbacks(model: BaseChatModel, fallbacks: Sequence[BaseChatModel]) -> BaseChatModel:
+    """`model`, to be followed by `fallbacks` when it is unavailable (`fallbacks_of`); the
+    worker loop chains them with LangChain's `with_fallbacks` (`workers.loop`)."""
+    _FALLBACKS[id(model)] = (weakref.ref(model), tuple(fallbacks))
+    return model
+
+
+def fallbacks_of(model: BaseChatModel) -> tuple[BaseChatModel, ...]:
+    """The models `model` falls back to, in order (none unless `with_model_fallbacks`)."""
+    entry = _FALLBACKS.get(id(model))
+    return entry[1] if entry is not None and entry[0]() is model else ()
+
+
 PROVIDER_EXTRAS = ("openai", "anthropic", "ollama")
 """Providers with an extra of their own in pyproject.toml (`pip install -e '.[openai]'`)."""
 
@@ -413,6 +432,11 @@ def load_model_factory(name: str) -> ModelFactory:
     built: dict[Role, BaseChatModel] = {}
 
     def build(role: Role) -> BaseChatModel:
+        primary = build_one(name, role)
+        return with_model_fallbacks(primary, [build_one(f, role) for f in fallbacks_for(role)])
+
+    def build_one(name: str, role: Role) -> BaseChatModel:
+        provider, _, model_name = name.partition(":")
         try:
             bounds = provider_kwargs(provider, bounds_for(role))
             return init_chat_model(model_name, model_provider=provider, **bounds)
@@ -441,7 +465,9 @@ def load_model_factory(name: str) -> ModelFactory:
 
     # Built now: a bad name or a missing package fails before any run; and its price looked
     # up once, so the price table loads here, not on a run's event loop (workers/cost.py).
-    call_cost(model_label(model_for("worker")), 0, 0)
+    worker_model = model_for("worker")
+    for model in (worker_model, *fallbacks_of(worker_model)):
+        call_cost(model_label(model), 0, 0)
     return model_for
 
 

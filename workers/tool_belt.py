@@ -16,7 +16,7 @@ from langchain_core.runnables import Runnable
 
 from workers.contracts import FailureReason, Handoff
 from workers.control_tools import control_tool_schemas
-from workers.models import writes_prose
+from workers.models import fallbacks_of, model_label, writes_prose
 from workers.roster import WorkerSpec
 from workers.tool_names import alias_map, to_model_name
 
@@ -77,6 +77,9 @@ class ToolBelt:
     provider: bool = False
     """True for a provider's model (not Muster's offline or scripted ones): only its calls
     go through the runtime's model health (faults, breaker, in-flight cap)."""
+    fallbacks: tuple[tuple[str, Runnable[Any, Any]], ...] = ()
+    """The models to ask, in order, when the one before is unavailable: each one's label
+    and itself bound to the same tools (`workers.models.fallbacks_of`)."""
 
 
 async def offer_tools(
@@ -99,6 +102,7 @@ async def offer_tools(
         return RunEnd("unavailable", f"no tool in the allowlist {allowed} is available ({why})")
     # Back-pressure: a server whose circuit is open is skipped, not asked through the model
     # first; a worker whose every tool is on one ends at once, without a model call.
+    await hub.backpressure.refresh({s.server for s in specs})  # other processes' circuits
     shut = sorted({s.server for s in specs if hub.backpressure.is_open(s.server)})
     if shut:
         specs = [s for s in specs if s.server not in shut]
@@ -110,4 +114,8 @@ async def offer_tools(
     control = control_tool_schemas(can_propose=bool(spec.proposes))
     aliases = alias_map([s.name for s in specs] + [c["function"]["name"] for c in control])
     runnable = bound_model(model, tuple(specs), control)
-    return ToolBelt(runnable, aliases, provider=writes_prose(model))
+    fallbacks = tuple(
+        (model_label(other), bound_model(other, tuple(specs), control))
+        for other in fallbacks_of(model)
+    )
+    return ToolBelt(runnable, aliases, provider=writes_prose(model), fallbacks=fallbacks)

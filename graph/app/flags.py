@@ -32,7 +32,7 @@ REPLAY_CONCURRENCY = 8
 
 
 class ExitCode(IntEnum):
-    """What a `muster` command returns; `--help` prints this table (see also README.md)."""
+    """What a `muster` command returns; `--help` prints this table (see also docs/operations.md)."""
 
     meaning: str
     """One line for the help text."""

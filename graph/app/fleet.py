@@ -137,7 +137,8 @@ def fleet_state(job: FleetJob | None, status: str) -> str:
     if job is not None and job.status == "todo":
         return "queued"
     if job is not None and job.status == "doing":
-        return "running" if job.worker is not None and job.silent_s is not None else "stalled"
+        alive = job.worker is not None and job.silent_s is not None and not job.worker_dead
+        return "running" if alive else "stalled"
     if status == "interrupted":
         return "waiting for a human"
     if status == "done":
@@ -163,7 +164,8 @@ async def cmd_fleet(args: argparse.Namespace) -> int:
         if state == "running" and job is not None:
             detail = f"on {job.worker}, job {job.job_id}"
         elif state == "stalled" and job is not None:
-            detail = f"its worker went silent; job {job.job_id} is retried"
+            detail = f"its worker {job.worker or ''} is dead (silent past its stall bound); "
+            detail += f"job {job.job_id} is retried"
         elif state == "queued" and job is not None:
             detail = f"job {job.job_id}" + (f", attempt {job.attempts + 1}" if job.attempts else "")
         elif state == "waiting for a human" and info is not None:
@@ -179,7 +181,13 @@ async def cmd_fleet(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "workers": [
-                        {"id": w.worker_id, "worker": w.label, "silent_s": round(w.silent_s, 1)}
+                        {
+                            "id": w.worker_id,
+                            "worker": w.label,
+                            "state": "dead" if w.dead else "alive",
+                            "silent_s": round(w.silent_s, 1),
+                            "stalled_after_s": w.stalled_after_s,
+                        }
                         for w in workers
                     ],
                     "counts": counts,
@@ -189,9 +197,13 @@ async def cmd_fleet(args: argparse.Namespace) -> int:
             )
         )
         return ExitCode.OK
-    print(f"workers: {len(workers)}")
+    print(f"workers: {len(workers)} ({sum(w.dead for w in workers)} dead)")
     for w in workers:
-        print(f"  {w.label}: last heartbeat {w.silent_s:.0f}s ago")
+        state = "dead" if w.dead else "alive"
+        print(
+            f"  {w.label}: {state}, last heartbeat {w.silent_s:.0f}s ago "
+            f"(stall bound {w.stalled_after_s:g}s)"
+        )
     summary = ", ".join(f"{counts[s]} {s}" for s in FLEET_STATES if counts[s])
     print(f"threads: {summary or 'none'}")
     for row in rows:

@@ -39,6 +39,7 @@ from psycopg_pool import AsyncConnectionPool
 from checkpoints import postgres as _postgres
 from checkpoints.postgres import (
     CheckpointStoreError,
+    MusterPool,
     check_pooled,
     connect,
     one_line,
@@ -59,8 +60,16 @@ CREATE TABLE IF NOT EXISTS muster_fleet_workers (
     name text NOT NULL,
     host text NOT NULL,
     pid integer NOT NULL,
-    started_at timestamptz NOT NULL DEFAULT now()
+    started_at timestamptz NOT NULL DEFAULT now(),
+    stalled_after_s double precision
 )"""
+WORKERS_BOUND_COLUMN = (
+    "ALTER TABLE muster_fleet_workers ADD COLUMN IF NOT EXISTS stalled_after_s double precision"
+)
+"""A worker's stall bound (`--stalled-after`), for `muster fleet` to call it dead: added to a
+table an older Muster made without it."""
+DEFAULT_STALLED_AFTER_S = 15.0
+"""The bound `muster fleet` assumes for a worker that registered none (an older Muster)."""
 
 Task = Callable[..., Awaitable[Any]]
 """A task body: `(context, **kwargs)`."""
@@ -73,7 +82,12 @@ async def _schema_present(conn: psycopg.AsyncConnection[Any]) -> bool:
 
 
 async def _workers_table_present(conn: psycopg.AsyncConnection[Any]) -> bool:
-    cursor = await conn.execute("SELECT to_regclass('muster_fleet_workers') IS NOT NULL AS ok")
+    """True if Muster's worker table is there with every column this version writes."""
+    cursor = await conn.execute(
+        "SELECT count(*) = 1 AS ok FROM information_schema.columns"
+        " WHERE table_schema = current_schema() AND table_name = 'muster_fleet_workers'"
+        " AND column_name = 'stalled_after_s'"
+    )
     row = await cursor.fetchone()
     return bool(row and row["ok"])
 
@@ -101,9 +115,9 @@ def _queue_pool(**kwargs: Any) -> AsyncConnectionPool[Any]:
     terminated backend's last word); it once skipped connections used in the last 5 s
     outright, and a database blip then handed out dead ones. (Timed from the checkout, not
     the return: a `reset` callback would make the pool return every connection through a
-    worker task.)"""
+    worker task.) A `MusterPool`: its reconnect backoff is capped at half a second.)"""
     kwargs["check"] = check_pooled
-    return AsyncConnectionPool(**kwargs)
+    return MusterPool(**kwargs)
 
 
 async def fleet_schema_present(url: str) -> bool:
@@ -130,6 +144,7 @@ async def ensure_fleet_schema(app: App, url: str) -> None:
             if not await _schema_present(conn):
                 await app.schema_manager.apply_schema_async()
             await conn.execute(WORKERS_TABLE)
+            await conn.execute(WORKERS_BOUND_COLUMN)
     except psycopg.Error as error:
         raise CheckpointStoreError(
             f"cannot set up the fleet's queue in {redacted(url)}: {one_line(error)}"
@@ -204,15 +219,25 @@ async def enqueue_resume(app: App, thread_id: str, resume: dict[str, Any] | None
         raise AlreadyQueued(thread_id) from None
 
 
-async def register_worker(url: str, worker_id: int, *, name: str, host: str, pid: int) -> None:
-    """Say which host and pid Procrastinate's worker `worker_id` is (for `muster fleet`)."""
+async def register_worker(
+    url: str,
+    worker_id: int,
+    *,
+    name: str,
+    host: str,
+    pid: int,
+    stalled_after: float = DEFAULT_STALLED_AFTER_S,
+) -> None:
+    """Say which host and pid Procrastinate's worker `worker_id` is, and its stall bound
+    (for `muster fleet`, which calls it dead once it is silent for longer)."""
     conn = await connect(url)
     try:
         await conn.execute(
-            "INSERT INTO muster_fleet_workers (worker_id, name, host, pid) "
-            "VALUES (%s, %s, %s, %s) ON CONFLICT (worker_id) DO UPDATE "
-            "SET name = EXCLUDED.name, host = EXCLUDED.host, pid = EXCLUDED.pid",
-            (worker_id, name, host, pid),
+            "INSERT INTO muster_fleet_workers (worker_id, name, host, pid, stalled_after_s) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (worker_id) DO UPDATE "
+            "SET name = EXCLUDED.name, host = EXCLUDED.host, pid = EXCLUDED.pid, "
+            "stalled_after_s = EXCLUDED.stalled_after_s",
+            (worker_id, name, host, pid, stalled_after),
         )
     finally:
         await conn.close()
@@ -232,22 +257,37 @@ class FleetJob:
     """`name (host pid)` of the worker running it, for a job in `doing`."""
     silent_s: float | None
     """Seconds since that worker's last heartbeat (None: the worker is gone)."""
+    worker_dead: bool = False
+    """True once that worker has been silent for longer than its stall bound."""
 
 
 @dataclass(frozen=True)
 class FleetWorker:
-    """A registered worker: `name (host pid)` and seconds since its last heartbeat."""
+    """A registered worker: `name (host pid)`, seconds since its last heartbeat, and its
+    stall bound; `dead` once it has been silent for longer than the bound.
+
+    Liveness is the heartbeat, read against the database's own clock: a worker beats every
+    third of its bound (`--stalled-after`, registered with it), so a live one is never
+    silent for longer than a third of it on a healthy machine, and a worker killed at any
+    moment shows `dead` at most `stalled_after_s` after its last beat, so within its stall
+    bound of its death. (Its jobs go back to the queue on the next sweep of a live worker,
+    within a third of the bound more; its row is pruned after ten bounds.)"""
 
     worker_id: int
     label: str
     silent_s: float
+    stalled_after_s: float = DEFAULT_STALLED_AFTER_S
+
+    @property
+    def dead(self) -> bool:
+        return self.silent_s > self.stalled_after_s
 
 
 _JOBS_SQL = """
 SELECT DISTINCT ON (j.lock) j.lock AS thread_id, j.id, j.task_name, j.status::text AS status,
        j.attempts, j.worker_id,
-       w.name, w.host, w.pid,
-       EXTRACT(EPOCH FROM now() - pw.last_heartbeat) AS silent_s
+       w.name, w.host, w.pid, w.stalled_after_s,
+       EXTRACT(EPOCH FROM clock_timestamp() - pw.last_heartbeat) AS silent_s
   FROM procrastinate_jobs j
   LEFT JOIN procrastinate_workers pw ON pw.id = j.worker_id
   LEFT JOIN muster_fleet_workers w ON w.worker_id = j.worker_id
@@ -256,10 +296,15 @@ SELECT DISTINCT ON (j.lock) j.lock AS thread_id, j.id, j.task_name, j.status::te
 """
 
 _WORKERS_SQL = """
-SELECT pw.id, w.name, w.host, w.pid, EXTRACT(EPOCH FROM now() - pw.last_heartbeat) AS silent_s
+SELECT pw.id, w.name, w.host, w.pid, w.stalled_after_s,
+       EXTRACT(EPOCH FROM clock_timestamp() - pw.last_heartbeat) AS silent_s
   FROM procrastinate_workers pw LEFT JOIN muster_fleet_workers w ON w.worker_id = pw.id
  ORDER BY pw.id
 """
+
+
+def _bound(value: Any) -> float:
+    return float(value) if value is not None else DEFAULT_STALLED_AFTER_S
 
 
 def _label(name: Any, host: Any, pid: Any, worker_id: Any) -> str:
@@ -277,12 +322,14 @@ async def read_fleet(url: str) -> tuple[list[FleetWorker], dict[str, FleetJob]]:
                 worker_id=int(row["id"]),
                 label=_label(row["name"], row["host"], row["pid"], row["id"]),
                 silent_s=float(row["silent_s"] or 0.0),
+                stalled_after_s=_bound(row["stalled_after_s"]),
             )
             for row in await (await conn.execute(_WORKERS_SQL)).fetchall()
         ]
         jobs = {}
         for row in await (await conn.execute(_JOBS_SQL, (QUEUE,))).fetchall():
             running = row["status"] == "doing" and row["worker_id"] is not None
+            silent = float(row["silent_s"]) if row["silent_s"] is not None else None
             jobs[str(row["thread_id"])] = FleetJob(
                 thread_id=str(row["thread_id"]),
                 job_id=int(row["id"]),
@@ -292,7 +339,8 @@ async def read_fleet(url: str) -> tuple[list[FleetWorker], dict[str, FleetJob]]:
                 worker=_label(row["name"], row["host"], row["pid"], row["worker_id"])
                 if running
                 else None,
-                silent_s=float(row["silent_s"]) if row["silent_s"] is not None else None,
+                silent_s=silent,
+                worker_dead=silent is not None and silent > _bound(row["stalled_after_s"]),
             )
         return workers, jobs
     finally:

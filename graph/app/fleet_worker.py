@@ -108,9 +108,15 @@ ERROR_ATTEMPTS = 3
 DB_ATTEMPTS = 200
 """How many times a job whose database session ended under it runs (about 10 minutes at
 `DB_BACKOFF_S` at most apart) before it fails."""
-DB_BACKOFF_S = (0.25, 3.0)
+DB_BACKOFF_S = (0.2, 1.0)
 """The first and the longest wait before trying the database again (doubled each time,
-with jitter): a fetch, a job's outcome, a job whose session ended."""
+with jitter): a fetch, a job's outcome, a job whose session ended. The ceiling bounds how
+long the queue stands still once the database answers again: at most this, plus
+`FETCH_POLL_S`, plus the pools' own reconnect wait (`checkpoints.postgres.MusterPool`, at
+most 0.5 s). It was 3 s, and psycopg_pool's backoff was uncapped (1, 2, 4, 8 s...): after
+one manual outage the queue moved again 5.8 s after the database did; with an 8 s outage
+in tests/test_fleet_db.py, 7 s. A try is one cheap query, so trying every second while
+the database is away costs nothing."""
 PERSIST_ATTEMPTS = 40
 """How many times a job's outcome is written before the worker leaves it to the orphan
 sweep (about 2 minutes)."""
@@ -510,11 +516,13 @@ async def _sweep(
             )
 
 
-async def _register(url: str, worker: Worker, name: str) -> None:
+async def _register(url: str, worker: Worker, name: str, stalled_after: float) -> None:
     # Procrastinate sets `worker_id` once it has registered, and signals nothing.
     while worker.worker_id is None:  # noqa: ASYNC110
         await asyncio.sleep(0.02)
-    await register_worker(url, worker.worker_id, name=name, host=HOST, pid=os.getpid())
+    await register_worker(
+        url, worker.worker_id, name=name, host=HOST, pid=os.getpid(), stalled_after=stalled_after
+    )
 
 
 async def serve(
@@ -562,7 +570,7 @@ async def serve(
             run = asyncio.create_task(worker.run(), name="procrastinate worker")
             side = [
                 asyncio.create_task(_sweep(app, worker, state, stalled_after=stalled_after)),
-                asyncio.create_task(_register(url, worker, name)),
+                asyncio.create_task(_register(url, worker, name, stalled_after)),
             ]
 
             async def stop_on_signal() -> None:

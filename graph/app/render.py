@@ -26,6 +26,7 @@ from graph.app.hints import ANSWER, NOTHING, Carried
 from graph.approval import approval_digest, idempotency_key, pending_proposals
 from graph.approvers import approvers_path, load_approvers
 from graph.facts import SHARED_CALL_PREFIX
+from graph.supervisor_spend import spend
 from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report
 from workers.errors import MusterError
@@ -177,6 +178,8 @@ def describe_report(report: Report) -> str:
     )
     errors = sum(1 for c in report.tool_calls if c.outcome != "ok")
     extra = f", {plural(errors, 'tool error')}" if errors else ""
+    if report.fallback_for:  # which model answered, when it was not the worker's own
+        extra += f", answered by {report.model} (fallback for {report.fallback_for})"
     return (
         f"{report.worker:<10} {status:<22} {plural(len(report.findings), 'finding')}"
         f"{' from ' + tools if tools else ''}{extra}, {plural(report.steps_used, 'step')}"
@@ -336,13 +339,19 @@ def run_totals(values: Mapping[str, Any], *, started: float | None = None) -> di
     command's wall time."""
     reports: list[Report] = list(values.get("reports") or [])
     actions = {a.digest: a for a in values.get("actions") or []}
+    supervisor_usd, supervisor_unpriced, supervisor_tokens = spend(
+        list(values.get("supervisor_calls") or [])
+    )
     return {
         "steps": sum(r.steps_used for r in reports),
         "tokens": sum(r.tokens for r in reports),
-        # Money from the maintained price table (workers/cost.py); calls it does not know
-        # are counted apart, never priced as free.
-        "cost_usd": round(sum(r.cost_usd for r in reports), 6),
-        "unpriced_calls": sum(r.unpriced_calls for r in reports),
+        # Money from the maintained price table (workers/cost.py), the workers' and the
+        # supervisor's own calls (the LLM planner, the answer writer); calls it does not
+        # know are counted apart, never priced as free.
+        "cost_usd": round(sum(r.cost_usd for r in reports) + supervisor_usd, 6),
+        "supervisor_cost_usd": round(supervisor_usd, 6),
+        "supervisor_tokens": supervisor_tokens,
+        "unpriced_calls": sum(r.unpriced_calls for r in reports) + supervisor_unpriced,
         "dispatches": len(reports),
         "workers_s": round(sum(r.duration_ms for r in reports) / 1000, 3),
         "actions_executed": sum(1 for a in actions.values() if a.status == "executed"),
@@ -498,6 +507,8 @@ def print_thread(
     _say("\nreports:")
     for report in snapshot.values.get("reports") or []:
         _say(f"  {describe_report(report)}{' [fallback]' if report.fallback else ''}")
+        if report.model and not report.fallback_for:
+            _say(f"    model: {report.model}")
         for call in report.tool_calls:
             _say(
                 f"    {call.tool}({json.dumps(call.args, sort_keys=True)}) → {call.outcome} "

@@ -4,10 +4,10 @@ A tool is addressed as ``server.tool``: exactly one dot, each side drawn from th
 tool-name characters ``[A-Za-z0-9_-]``, ASCII only. An allowlist entry is either such an
 exact name or a ``server.`` prefix that admits every tool of that one server.
 
-Matching is deliberately strict (DESIGN principle 4): no trimming, no case folding, and a
-prefix matches whole segments only, so ``orders.`` never admits ``ordersx.refund``. An
-entry that is not well formed admits nothing, rather than being "repaired" into something
-that might admit more than its author meant.
+Matching is deliberately strict (docs/architecture.md principle 4): no trimming, no case
+folding, and a prefix matches whole segments only, so ``orders.`` never admits
+``ordersx.refund``. An entry that is not well formed admits nothing, rather than being
+"repaired" into something that might admit more than its author meant.
 """
 
 from __future__ import annotations

@@ -14,6 +14,12 @@ runs, so it is where "this server is failing" can be remembered across tickets:
 - **In-flight cap** (per server): at most `max_in_flight` calls at once; the rest wait
   their turn, so a burst of tickets cannot pile hundreds of calls on one slow backend.
 
+**Across processes** (`board`, checkpoints/breakers.py): with the store's breaker board set
+(`open_services` does), a circuit that opens here is written to the store, every process
+on it reads the board before calling a server (`admit`, cached for `BOARD_TTL_S`) and
+skips one another process has opened, and the half-open probe is claimed on the board, so
+one call per cool-down reaches the server from the whole fleet.
+
 Hand-written because the hub's calls are already values (`CallOutcome`), not exceptions:
 the breaker libraries on the index (pybreaker, aiobreaker) count raised exceptions around
 a callable, which would mean raising and catching every failed call to feed them.
@@ -24,11 +30,48 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from workers.hub.outcomes import CallOutcome
+
+BOARD_TTL_S = 1.0
+"""How long a read of the board is trusted (`checkpoints.breakers.BOARD_TTL_S`)."""
+
+
+class SharedOpen(Protocol):
+    """A server's open circuit as the board holds it (`checkpoints.breakers.SharedOpen`;
+    the hub knows the board only by these shapes: workers never import the store)."""
+
+    @property
+    def remaining_s(self) -> float: ...
+
+    @property
+    def reopened(self) -> int: ...
+
+    @property
+    def last_failure(self) -> str: ...
+
+
+class BreakerBoard(Protocol):
+    """Where open circuits are shared (`checkpoints.breakers`: SQLite or PostgreSQL)."""
+
+    def available(self) -> bool: ...
+
+    async def read(self, server: str) -> SharedOpen | None: ...
+
+    async def publish(
+        self, server: str, *, cooldown_s: float, reopened: int, last_failure: str
+    ) -> None: ...
+
+    async def claim_probe(self, server: str, holder: str) -> bool: ...
+
+    async def release_probe(self, server: str, holder: str) -> None: ...
+
+    async def close_circuit(self, server: str) -> None: ...
 
 COUNTED_FAILURES = frozenset({CallOutcome.TOOL_ERROR, CallOutcome.TIMEOUT, CallOutcome.UNAVAILABLE})
 """Outcomes that say the server is failing; a refusal or bad arguments are the caller's."""
@@ -105,6 +148,15 @@ class Breaker:
             f"(last: {self.last_failure[:160]}); next try in {wait:.1f}s"
         )
 
+    def adopt(self, shared: SharedOpen) -> None:
+        """Take on another process's open circuit, read from the board: open for the
+        cool-down it has left, its reopen count kept, so a failed probe here doubles it."""
+        self.reopened = max(self.reopened, shared.reopened, 1)
+        self.failures = max(self.failures, self.settings.threshold)
+        self.last_failure = shared.last_failure or self.last_failure
+        self.open_until = self.clock() + max(0.0, shared.remaining_s)
+        self.probing = False
+
     def record(self, outcome: CallOutcome, text: str) -> None:
         """Count one call's outcome."""
         if outcome is CallOutcome.OK:
@@ -136,11 +188,94 @@ class Backpressure:
     limits: dict[str, int] = field(default_factory=dict)
     """Per-server in-flight caps from the servers file (`maxInFlight`), over the default."""
     _gates: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+    board: BreakerBoard | None = None
+    """The store's breaker board, shared with every process on the store (None: this
+    process's breakers only)."""
+    holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    """Names this hub's probe claims on the board."""
+    _seen: dict[str, tuple[float, SharedOpen | None]] = field(default_factory=dict)
+    """Per server: when the board was last read (`clock`) and what it said."""
+
+    def __post_init__(self) -> None:
+        self.holder = f"{self.holder}:{id(self):x}"
 
     def breaker(self, server: str) -> Breaker:
         if server not in self.breakers:
             self.breakers[server] = Breaker(self.settings, self.clock)
         return self.breakers[server]
+
+    async def _shared(self, server: str, *, fresh: bool = False) -> SharedOpen | None:
+        """The board's row for `server` (read again once `BOARD_TTL_S` old, or `fresh`)."""
+        assert self.board is not None
+        seen = self._seen.get(server)
+        if not fresh and seen is not None and self.clock() - seen[0] < BOARD_TTL_S:
+            return seen[1]
+        row = await self.board.read(server)
+        self._seen[server] = (self.clock(), row)
+        return row
+
+    async def refresh(self, servers: Iterable[str]) -> None:
+        """Take on the board's open circuits for `servers`, so `is_open` sees them (a
+        worker's tools are chosen with it before any call)."""
+        if self.board is None:
+            return
+        for server in servers:
+            breaker = self.breaker(server)
+            if breaker.is_open and breaker.clock() < breaker.open_until:
+                continue  # open here already
+            shared = await self._shared(server)
+            if shared is not None and shared.remaining_s > 0:
+                breaker.adopt(shared)
+
+    async def admit(self, server: str) -> str | None:
+        """Why a read call may not go to `server` now, or None: `Breaker.refusal`, with the
+        board's open circuits and its one probe per cool-down when there is a board."""
+        breaker = self.breaker(server)
+        if self.board is None or (breaker.is_open and breaker.clock() < breaker.open_until):
+            return breaker.refusal()
+        shared = await self._shared(server, fresh=breaker.is_open)
+        if not self.board.available():  # the store is away: this process's breaker alone
+            return breaker.refusal()
+        if shared is None:
+            # Not open anywhere else (or closed by another process's successful probe).
+            if breaker.is_open and not breaker.probing:
+                breaker.record(CallOutcome.OK, "")  # closed elsewhere: closed here too
+            return breaker.refusal()
+        if shared.remaining_s > 0:
+            breaker.adopt(shared)
+            return breaker.refusal()
+        if await self.board.claim_probe(server, self.holder):
+            breaker.adopt(shared)
+            breaker.probing = True  # this call is the fleet's probe
+            return None
+        breaker.shed += 1
+        self._seen.pop(server, None)  # read again next time: the probe's outcome decides
+        return f"circuit open (last: {shared.last_failure[:160]}); its one probe is out"
+
+    async def settle(self, server: str, outcome: CallOutcome, text: str) -> None:
+        """Count one call's outcome (`Breaker.record`), and tell the board: a success on an
+        open (or probed) circuit closes it for every process, a circuit that opened here
+        opens it for them, a probe that told nothing frees the claim."""
+        breaker = self.breaker(server)
+        probing, reopened = breaker.probing, breaker.reopened
+        breaker.record(outcome, text)
+        if self.board is None:
+            return
+        if outcome is CallOutcome.OK:
+            seen = self._seen.get(server)
+            if probing or reopened or (seen is not None and seen[1] is not None):
+                await self.board.close_circuit(server)
+                self._seen[server] = (self.clock(), None)
+        elif breaker.reopened > reopened:
+            await self.board.publish(
+                server,
+                cooldown_s=max(0.0, breaker.open_until - breaker.clock()),
+                reopened=breaker.reopened,
+                last_failure=breaker.last_failure,
+            )
+            self._seen.pop(server, None)
+        elif probing and not breaker.probing:
+            await self.board.release_probe(server, self.holder)
 
     def is_open(self, server: str) -> bool:
         """True while `server`'s circuit refuses calls (a probe is not yet due)."""

@@ -400,10 +400,10 @@ class ToolHub:
             return self._unexpected(name, exc, started)
 
     def _unexpected(self, name: str, exc: Exception, started: float) -> ToolCallResult:
-        # This is the worker boundary: errors are values (DESIGN principle 2). Anything
-        # unexpected (from the SDK, a misbehaving server, or a caller's bad input) becomes text
-        # a model can act on, never an exception into the graph. CancelledError is a
-        # BaseException, not an Exception, so it still propagates and cancelling a run works.
+        # This is the worker boundary: errors are values (docs/architecture.md principle 2).
+        # Anything unexpected (from the SDK, a misbehaving server, or a caller's bad input)
+        # becomes text a model can act on, never an exception into the graph. CancelledError is
+        # a BaseException, not an Exception, so it still propagates and cancelling a run works.
         text = f"ERROR: {name}: unexpected {type(exc).__name__}: {exc}"
         return self._result(str(name), CallOutcome.TOOL_ERROR, text, started)
 
@@ -435,8 +435,7 @@ class ToolHub:
         server = entry.spec.server
         # Back-pressure (workers/hub/backpressure.py): a read call to a server whose
         # circuit is open is answered at once; an approved write always goes through.
-        breaker = self.backpressure.breaker(server)
-        refusal = None if entry.spec.writes else breaker.refusal()
+        refusal = None if entry.spec.writes else await self.backpressure.admit(server)
         if refusal is not None:
             text = f"ERROR: server '{server}' is unavailable: {refusal}"
             return self._result(entry.spec.name, CallOutcome.UNAVAILABLE, text, started)
@@ -448,7 +447,7 @@ class ToolHub:
                 result = await self._run_on(conn, entry, args, timeout_s, started)
             finally:
                 self._in_flight[conn] -= 1
-        breaker.record(result.outcome, result.text)
+        await self.backpressure.settle(server, result.outcome, result.text)
         return result
 
     async def _run_on(

@@ -22,7 +22,7 @@ only its exact name grants one, so ``["*"]`` or ``["MUSTER_*"]`` cannot hand the
 secret to a server. A key written twice in one JSON object is an error, not a silent override.
 
 ``writeTools`` and ``readOnlyTools`` are our extensions. Tools are writes until proven reads
-(DESIGN principle 12): a tool is offered to workers only if its server marks it
+(docs/architecture.md principle 12): a tool is offered to workers only if its server marks it
 ``readOnlyHint: true`` or ``readOnlyTools`` lists it. ``writeTools`` declares tools
 side-effecting whatever the server says; ``readOnlyTools`` vouches for tools a server leaves
 unannotated (annotations are hints the server controls; these lists are controlled by whoever
