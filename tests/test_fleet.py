@@ -328,9 +328,6 @@ def test_two_workers_one_killed_every_ticket_ends_once_and_an_approval_refunds_o
         "slow", "--concurrency", "2", "--stalled-after", STALLED_AFTER_S, "--model",
         "offline:1500",
     )  # fmt: skip
-    fleet.start_worker(
-        "fast", "--concurrency", "4", "--stalled-after", STALLED_AFTER_S, "--model", "offline"
-    )
     slow = fleet.procs[0]
     submitted = fleet.fleet("submit", str(fleet.tickets))
     assert submitted.returncode == EXIT_OK, submitted.stderr
@@ -350,6 +347,11 @@ def test_two_workers_one_killed_every_ticket_ends_once_and_an_approval_refunds_o
     before = dispatches(victim, fleet.env.trace_dir)
     slow.send_signal(signal.SIGKILL)
     slow.wait(timeout=HANG_TIMEOUT_S)
+    # The survivor starts once the slow worker was killed mid-ticket: started together, on a
+    # loaded machine the fast one could take every job before the slow one took any.
+    fleet.start_worker(
+        "fast", "--concurrency", "4", "--stalled-after", STALLED_AFTER_S, "--model", "offline"
+    )
 
     states = wait_until(fleet.settled, "every ticket to finish or wait for a human")
     assert states is not None

@@ -57,3 +57,41 @@ def test_delete_removes_a_thread_and_keeps_a_redacted_audit(muster_env: MusterEn
     assert rows(muster_env, "checkpoints", "kept") == 0
     bad = cli("purge", "--older-than", "-3", timeout=CLI_TIMEOUT_S)
     assert bad.returncode == 2
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_delete_on_postgresql_removes_the_thread_and_redacts_its_audit(
+    muster_env: MusterEnv, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uuid
+
+    import psycopg
+
+    monkeypatch.setenv("MUSTER_DB", postgres_url)
+    thread = f"gone-{uuid.uuid4().hex[:8]}"  # the session's database is shared
+
+    def count(table: str) -> int:
+        with psycopg.connect(postgres_url, connect_timeout=10) as conn:
+            row = conn.execute(
+                f"SELECT count(*) FROM {table} WHERE thread_id = %s", (thread,)
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    cli = muster_env.cli
+    assert cli("run", REFUND_TICKET, "--thread", thread, timeout=CLI_TIMEOUT_S).returncode == 5
+    assert cli("approve", thread, "--by", "lead", timeout=CLI_TIMEOUT_S).returncode == 0
+    assert count("checkpoints") and count("checkpoint_writes") and count("muster_audit")
+    deleted = cli("delete", thread, timeout=CLI_TIMEOUT_S)
+    assert deleted.returncode == 0, deleted.stderr
+    assert count("checkpoints") == 0 and count("checkpoint_writes") == 0
+    with psycopg.connect(postgres_url, connect_timeout=10) as conn:
+        results = conn.execute(
+            "SELECT result FROM muster_audit WHERE thread_id = %s", (thread,)
+        ).fetchall()
+    assert results and all(
+        (json.loads(r) if isinstance(r, str) else r) == {"redacted": True} for (r,) in results
+    )
+    again = cli("delete", thread, timeout=CLI_TIMEOUT_S)
+    assert again.returncode == 2 and f"unknown thread {thread}" in again.stderr
