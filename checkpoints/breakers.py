@@ -32,7 +32,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
+
+from workers.hub.backpressure import BreakerBoard as BreakerBoard  # the hub's own shape
 
 logger = logging.getLogger("muster.breakers")
 
@@ -64,28 +66,6 @@ class SharedOpen:
     def remaining_s(self) -> float:
         """Seconds of cool-down left (<= 0: the probe is due)."""
         return self.opened_at + self.cooldown_s - self.now
-
-
-class BreakerBoard(Protocol):
-    """Where open circuits are shared (SQLite or PostgreSQL, as the store)."""
-
-    def available(self) -> bool:
-        """False while the board is quiet after an error (each breaker then decides alone)."""
-        ...
-
-    async def read(self, server: str) -> SharedOpen | None: ...
-
-    async def publish(
-        self, server: str, *, cooldown_s: float, reopened: int, last_failure: str
-    ) -> None: ...
-
-    async def claim_probe(self, server: str, holder: str) -> bool: ...
-
-    async def release_probe(self, server: str, holder: str) -> None: ...
-
-    async def close_circuit(self, server: str) -> None: ...
-
-    async def aclose(self) -> None: ...
 
 
 def _row(row: Any) -> SharedOpen:

@@ -73,6 +73,8 @@ class BreakerBoard(Protocol):
 
     async def close_circuit(self, server: str) -> None: ...
 
+    async def aclose(self) -> None: ...
+
 COUNTED_FAILURES = frozenset({CallOutcome.TOOL_ERROR, CallOutcome.TIMEOUT, CallOutcome.UNAVAILABLE})
 """Outcomes that say the server is failing; a refusal or bad arguments are the caller's."""
 
