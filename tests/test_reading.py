@@ -110,6 +110,29 @@ def test_a_general_question_gets_no_billing() -> None:
     assert "billing" not in {p.recipient for p in packets}
 
 
+
+@pytest.mark.parametrize(
+    "ticket",
+    [
+        "Before I order a coat from you: how many days do I get to send it back?",
+        "Question générale : je pense acheter une carte cadeau, expire-t-elle un jour ?",
+        "Ich würde meiner Nichte gerne einen Gutschein schenken. Verfallen die irgendwann?",
+        "Antes de comprar: ¿cuánto tarda un reembolso en llegar a la tarjeta?",
+        "Hoelang heb ik om iets terug te sturen als ik het niet gebruikt heb?",
+        "Prima di ordinare vorrei sapere se posso annullare un ordine già spedito.",
+    ],
+)
+def test_a_question_asked_before_buying_is_general_though_it_says_i(ticket: str) -> None:
+    # The customer speaks of themselves, but there is no order of theirs to look up yet.
+    packets = plan_ticket(ticket, ROSTER)
+    assert packets and "billing" not in {p.recipient for p in packets}
+    assert not read_ticket(ticket).about_an_order
+
+
+def test_a_question_about_my_own_refund_is_about_an_order() -> None:
+    packets = plan_ticket("Wie lange dauert es, bis meine Rückerstattung da ist?", ROSTER)
+    assert "billing" in {p.recipient for p in packets}
+
 def test_a_question_about_the_customers_own_purchase_gets_billing_to_ask_which() -> None:
     packets = plan_ticket("The lamp I ordered last week arrived broken.", ROSTER)
     assert [p.inputs for p in packets if p.recipient == "billing"] == [{"intents": "damaged_item"}]

@@ -45,15 +45,16 @@ PERSONAL = (
     r"(?:ma|mon|mes) (?:commande|colis|carte|achat|facture|remboursement|paiement|abonnement)",
     r"j'ai (?:commande|achete|paye|recu)",
     r"(?:meine|mein|meinen) (?:\w+ )?(?:bestellung|paket|karte|rechnung|geld|lieferung|abo"
-    r"|zahlung)",
+    r"|zahlung|erstattung|rueckerstattung)",
     r"ich habe (?:\w+ )?(?:bestellt|gekauft|bezahlt|erhalten)",
     r"(?:mi|mis) (?:pedido|paquete|tarjeta|factura|compra|reembolso|dinero|suscripcion)",
     r"(?:he|hice) (?:pedido|comprado|pagado|recibido)",
     r"(?:il mio|la mia|i miei) (?:ordine|pacco|carta|fattura|acquisto|rimborso|abbonamento)",
     r"ho (?:ordinato|comprato|pagato|ricevuto)",
-    r"(?:mijn) (?:bestelling|pakket|kaart|factuur|aankoop|geld|abonnement|bestelnummer)",
+    r"(?:mijn) (?:\w+ )?(?:bestelling|pakket|kaart|factuur|aankoop|geld|abonnement"
+    r"|bestelnummer)",
     r"ik heb (?:\w+ )?(?:besteld|gekocht|betaald|ontvangen)",
-    r"(?:minha|meu|o meu|a minha) (?:encomenda|pedido|pacote|cartao|fatura|compra|dinheiro"
+    r"(?:minha|meu|o meu|a minha) (?:encomenda|pedido|pacote|cartao|fatura|compra|dinheiro|vale"
     r"|assinatura)",
     r"(?:encomendei|comprei|paguei|recebi)",
     # Chatty English drops the "I": "ordered trail shoes and got a raincoat", "got charged twice".
@@ -80,6 +81,8 @@ GENERAL = (
     r"(?:just )?wondering",
     r"hypothetical",
     r"combien de (?:temps|jours)",
+    # French inversion with an impersonal or a thing for subject ("peut-on", "ont-elles").
+    r"\w-(?:on|ils|elles)\b",
     r"est-ce (?:que|qu')",
     r"puis-je",
     r"quel(?:le)?s? (?:est|sont)",
@@ -98,7 +101,7 @@ GENERAL = (
     r"e possibile",
     r"si puo",
     r"se (?:compro|ordino|voglio)",
-    r"hoe (?:lang|veel)",
+    r"hoe ?(?:lang|veel)",
     r"kan (?:ik|je|men)",
     r"is het mogelijk",
     r"doen jullie",
@@ -110,6 +113,38 @@ GENERAL = (
     r"se eu",
 )
 """What a general question sounds like ("Do you price match?", "How long does a refund take?")."""
+HYPOTHETICAL = (
+    r"general(?:ly)? question",
+    r"question generale",
+    r"(?:allgemeine|generelle) frage",
+    r"pregunta general",
+    r"domanda general",
+    r"(?:algemene|even algemeen)",
+    r"pergunta geral",
+    r"before (?:i |we )?(?:buy|order|purchas|decide)",
+    r"(?:thinking|considering|planning) (?:of|about|on) (?:getting|buying|ordering|purchasing)",
+    r"deciding whether to (?:buy|order|get)",
+    r"not for anything specific",
+    r"haven'?t (?:bought|ordered) anything",
+    r"avant (?:d'acheter|de commander|mon achat)",
+    r"je (?:pense|pensais|voudrais|compte) (?:en )?(?:offrir|acheter|commander)",
+    r"(?:bevor ich|vor dem) (?:\w+ )?(?:bestell|kauf)",
+    r"(?:wuerde|moechte)\b[^.?!]{0,60}\b(?:schenken|verschenken)\b",
+    r"antes de (?:comprar|pedir|encomendar)",
+    r"(?:todavia|aun) no he (?:comprado|pedido)",
+    r"(?:quiero|quisiera) regalar",
+    r"prima di (?:comprare|acquistare|ordinare)",
+    r"(?:ne )?vorrei regalar",
+    r"ik twijfel (?:nog )?(?:of|om)",
+    r"voordat ik (?:bestel|koop|iets bestel)",
+    r"ainda nao (?:comprei|encomendei)",
+    r"(?:quero|queria) (?:oferecer|dar de presente)",
+)
+"""What a question asked before buying, or said to be general, sounds like ("Simple question
+avant d'acheter", "thinking of getting an e-gift card", "Ne vorrei regalare una a mia
+madre"): it is general even when the customer speaks of themselves, since there is no order
+of theirs to look up yet. Read from the train split's general questions the phrase tables
+took for a claim about an order (15 of 116 order-bound tickets with no id)."""
 FIRST_PERSON = re.compile(
     r"(?<![\w])(?:i|i'm|i've|i'd|me|my|mine|we|our|us|je|j'|mon|ma|mes|moi|nous|notre|ich|mein"
     r"\w*|mir|mich|wir|unser\w*|yo|mi|mis|me|nos|nuestr\w*|io|mio|mia|miei|noi|nostr\w*|ik"
@@ -127,6 +162,8 @@ def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
     if not any(BY_NAME[name].order_bound for name in intents):
         return False
     text = normalize(own_text)
+    if pattern(HYPOTHETICAL).search(text):
+        return False
     if pattern(PERSONAL).search(text):
         return True
     asks_without_a_self = (
