@@ -137,6 +137,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"no (?:lo |la )?(?:envien|manden|despachen)",
     ),
     "late_delivery": (
+        # French, read from the h24 train tickets
+        r"j'attends (?:\S+ ){0,5}depuis",
         # French
         r"ou (?:est|sont|en est|en sont|se trouve) (?:passe |passee )?(?:mon|ma|mes|le|la|les|notre) (?:colis|commande|paquet|livraison|article|achat|produit|envoi|expedition|affaires)",
         r"ou en est (?:l'|l )(?:envoi|expedition|article)",
@@ -627,6 +629,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"todo (?:ha )?(?:salido|quedado) bien",
     ),
     "goodwill_credit": (
+        # French, read from the h24 train tickets
+        r"(?:bon d'achat|geste commercial|avoir)\b[^.?!]{0,40}(?:derangement|desagrement|excuse|compens|peine)",
+        r"(?:derangement|desagrement|excuse|compens)[^.?!]{0,40}(?:bon d'achat|geste commercial)",
         # French
         r"geste (?:commercial|de bonne volonte|de votre part|compensatoire)",
         r"(?:un|petit|quelque) geste",
@@ -813,6 +818,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:pedido|compra|cargo|cobro)s? (?:hech|realizad)[oa]s? sin mi",
     ),
     "invoice": (
+        # French, read from the h24 train tickets
+        r"(?:besoin d'un|besoin du|un|mon|du|d'un) recu\b(?! (?:le|la|les|mon|ma|mes|un|une|ce|cette|hier|aujourd|ce matin))",
         # French
         r"(?:une|la|ma|votre|les|mes|des|vos|cette|d'une|d une|copie de la|copie de ma|duplicata de) factures?\b",
         r"factures? (?:tva|detaillee|pro|professionnelle|acquittee|en pdf|pdf|au nom|pour (?:ma|la|mon|l'|mon entreprise|ma societe|la comptabilite)|de (?:ma|la) commande|d'achat|d achat|avec (?:la )?tva|hors taxe|ht|ttc|rectificative|corrigee)",

@@ -155,6 +155,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"dov'?e (?:finito )?(?:il )?(?:mio )?(?:rimborso|denaro)",
     ),
     "cancellation": (
+        # German, read from the h24 train tickets
+        r"sag(?:en sie|t|e|) (?:\S+ ){0,7}ab\b(?! ?(?:holen|geholt))",
         r"(?:mag|moet|kan|graag|wil ik|mogen|kunnen)[^.?!]{0,30}geannuleerd (?:worden|hebben)",
         # German
         r"stornier(?:en|e\b|ung|bar|ungs)",
@@ -223,6 +225,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"posso (?:ancora )?(?:annullare|cancellare|disdire)",
     ),
     "late_delivery": (
+        # German, read from the h24 train tickets
+        r"sollte (?:\S+ ){0,8}(?:da|hier|angekommen|geliefert|zugestellt|eingetroffen) sein",
+        r"ist (?:sie|es|er|das paket) aber (?:immer noch |noch )?nicht(?: da| angekommen)?\b",
         # German
         r"noch nicht (?:geliefert|zugestellt|ausgeliefert|versandt|versendet|verschickt|unterwegs|bei mir)",
         r"(?<!erstattung ist )(?<!geld ist )(?<!betrag ist )(?<!gutschrift ist )(?<!zahlung ist )(?<!erstattung )"
@@ -462,6 +467,11 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|danneggiat|ammaccat|graffiat|spaccat|crepat|in pezzi)",
     ),
     "defective_item": (
+        # German, read from the h24 train tickets
+        r"h(?:ae|a)ngt sich (?:\S+ ){0,4}auf\b",
+        r"endlosschleife",
+        r"bootloop",
+        r"startet (?:\S+ ){0,3}(?:immer wieder|staendig|dauernd|von selbst) neu",
         # A machine's own verb and "nicht mehr": "mahlt nicht mehr", "lädt seit gestern nicht mehr".
         r"(?:mahlt|laeuft|laedt|startet|heizt|kocht|leuchtet|spielt|zeigt|dreht|schaltet|funkt"
         r"|springt|piept|blinkt|koppelt|verbindet|kuehlt|saugt|druckt|zuendet)\w* (?:\w+ ){0,3}"
@@ -592,6 +602,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"inceppat",
     ),
     "wrong_item": (
+        # German, read from the h24 train tickets
+        r"(?:das|dies) ist (?:\w+ )?nicht (?:meine bestellung|das,? was ich bestellt)",
+        r"(?:bestellt|gekauft)\b[^.?!]{0,60}\b(?:und|aber) (?:\w+ ){0,2}(?:kam|kamen|kommt|bekam|erhielt|geliefert wurde)\b",
         # "hat nichts mit meiner Bestellung zu tun", "niets te maken met", "non c'entra niente".
         r"nichts mit (?:meiner |der |dem |meinem |was )?(?:\w+ )?(?:bestellung|bestellt\w*|artikel)"
         r" zu tun",
@@ -783,6 +796,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"\brma\b",
     ),
     "price_error": (
+        # German, read from the h24 train tickets
+        r"(?:stand|angezeigt|ausgeschrieben|angegeben|beworben|stand da)\b[^.?!]{0,50}\b\d[\d.,]* ?(?:€|eur|euro|chf|fr)(?!\w)[^.?!]{0,40}(?:abgebucht|berechnet|bezahlt|belastet|verlangt)",
         r"(?:erstatt\w*|zurueck\w*|gutschreib\w*|gutgeschrieben) (?:\w+ )?(?:die )?differenz",
         r"(?:stand|angezeigt|ausgewiesen|stehen)[^.?!]{0,60}(?:abgebucht|berechnet|belastet) (?:wurden|wurde|haben sie|habt ihr) aber",
         r"(?:rimbors\w*|restitu\w*|ridat\w*) (?:la )?differenza",
@@ -1166,6 +1181,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:perfetto|ottimo),? grazie",
     ),
     "goodwill_credit": (
+        # German, read from the h24 train tickets
+        r"gutschein (?:\w+ )?(?:als|zur) (?:\w+ )?(?:entschuldigung|wiedergutmachung|kompensation|entschaedigung)",
+        r"(?:entschuldigung|wiedergutmachung|entschaedigung)[^.?!]{0,30}gutschein",
         # A voucher or a gesture "for all the trouble", in either order.
         r"(?:gutschein|gutschrift|rabatt|entschaedigung|kulanz\w*|trostpflaster|kleinigkeit|geste)"
         r"\b[^.?!]{0,40}\b(?:fuer|wegen) (?:den |das |die |all den |den ganzen |das ganze |die ganze )?"
@@ -1286,6 +1304,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"spedite(?:lo|la|meli|mela)? (?:\w+ )?(?:comunque|lo stesso)",
     ),
     "missing_item": (
+        # German, read from the h24 train tickets
+        r"nur (?:eine?s?|einer|die haelfte|ein teil)\b[^.?!]{0,40}\b(?:drin|dabei|im paket|enthalten|geliefert|angekommen)\b",
         # German
         r"(?:fehlt|fehlen|fehlte|fehlten) (?:\w+ ){0,3}(?:teil|teile|artikel|st(?:ue|u)ck|zubeh(?:oe|o)r|kabel"
         r"|ladeger(?:ae|a)t|netzteil|schraube|schrauben|anleitung|fernbedienung|deckel|akku|batterie|produkt"
