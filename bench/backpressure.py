@@ -5,10 +5,15 @@ Run: `.venv/bin/python bench/backpressure.py` (a benchmark, never a test). Each 
 CLI, `muster batch`, on a fresh checkpoint file and call log, with `MUSTER_POLICY_MODE=broken`
 (every `check_policy` fails with "policy-db connection refused"); the count is what the policy
 server itself logged, and the ratio is of the two runs measured here.
+
+`--baseline DIR` runs both again on another checkout of Muster (e.g. `git archive HEAD | tar
+-x -C DIR`), interleaved in the same run, through `PYTHONPATH=DIR` (which wins over the
+editable install); the servers are this checkout's, so only Muster's own code differs.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -27,7 +32,7 @@ REQUESTS = (
 )
 
 
-def run(folder: Path, breaker: bool) -> tuple[int, float]:
+def run(folder: Path, breaker: bool, code: Path | None = None) -> tuple[int, float]:
     tickets = folder / "tickets.jsonl"
     tickets.write_text(
         "".join(json.dumps({"id": f"t{i}", "request": REQUESTS[i % 5]}) + "\n" for i in range(40))
@@ -36,6 +41,8 @@ def run(folder: Path, breaker: bool) -> tuple[int, float]:
     env = {**os.environ, "MUSTER_CALL_LOG": str(log), "MUSTER_POLICY_MODE": "broken"}
     if not breaker:
         env["MUSTER_BREAKER_FAILURES"] = "1000000"
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
     started = time.monotonic()
     subprocess.run(
         [str(ROOT / ".venv/bin/muster"), "batch", str(tickets), "--db", str(folder / "c.sqlite")],
@@ -50,15 +57,23 @@ def run(folder: Path, breaker: bool) -> tuple[int, float]:
 
 
 def main() -> None:
-    results = {}
-    for breaker in (True, False):
-        with tempfile.TemporaryDirectory() as tmp:
-            results[breaker] = run(Path(tmp), breaker)
-    (on, on_s), (off, off_s) = results[True], results[False]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure too")
+    args = parser.parse_args()
+    codes: list[tuple[str, Path | None]] = [("this checkout", None)]
+    if args.baseline is not None:
+        codes.insert(0, (f"baseline {args.baseline}", args.baseline.resolve()))
     print("40 tickets, broken policy server, calls the server received:")
-    print(f"  with the circuit breaker     {on:4d} calls  ({on_s:.1f} s)")
-    print(f"  without (threshold 10^6)     {off:4d} calls  ({off_s:.1f} s)")
-    print(f"  ratio                        {off / max(on, 1):.1f}x fewer calls")
+    for label, code in codes:
+        results = {}
+        for breaker in (True, False):
+            with tempfile.TemporaryDirectory() as tmp:
+                results[breaker] = run(Path(tmp), breaker, code)
+        (on, on_s), (off, off_s) = results[True], results[False]
+        print(f"{label}:")
+        print(f"  with the circuit breaker     {on:4d} calls  ({on_s:.1f} s)")
+        print(f"  without (threshold 10^6)     {off:4d} calls  ({off_s:.1f} s)")
+        print(f"  ratio                        {off / max(on, 1):.1f}x fewer calls")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,13 @@ typed fields: `recover` chooses a strategy from each failure's reason:
 
 Every step is a `RecoveryRecord` in state; the answer lists them.
 
+**A failing backend is never retried here.** Retries happen at one layer (graph/retries.py):
+a worker that spent its steps on a server that kept failing reports that server's failure
+(`tool_error`, `timeout`, `unavailable`; `workers.loop._out_of_budget`), not `budget`, so it
+gets no bigger-budget retry, and a reassignment never goes to a worker that reaches a server
+the packet failed on (`failed_servers`, read from the reports' typed tool-call outcomes):
+the packet goes to its cached fallback, a worker on other servers, or a human.
+
 Once a run limit has stopped the run (`stop_reason`), no new work starts, but a cached
 fallback costs no worker step, model call or wait: recovery still applies those
 (`fallbacks_due`, which the `needs_recovery` edge asks too) and nothing else.
@@ -214,11 +221,42 @@ def _fallback(report: Report, packet: Handoff, why: str) -> tuple[RecoveryRecord
     return record, substitute
 
 
+BACKEND_OUTCOMES = frozenset({"tool_error", "timeout", "unavailable"})
+"""Tool-call outcomes (`ToolCallRecord.outcome`) that blame the server, not the caller."""
+
+
+def _server(entry: str) -> str:
+    """The server of a qualified tool name or allowlist entry (`policy.check_policy`,
+    `policy.`): its first segment."""
+    return entry.split(".", 1)[0]
+
+
+def failed_servers(report: Report, packet: Handoff) -> set[str]:
+    """The servers `report` failed on, from its typed fields: those of its tool calls that
+    ended tool_error, timeout or unavailable and never ok; for a run that made no call and
+    failed `unavailable` or `timeout` (skipped on an open circuit, a server down before its
+    first turn), every server its packet allowed."""
+    outcomes: dict[str, set[str]] = {}
+    for call in report.tool_calls:
+        outcomes.setdefault(_server(call.tool), set()).add(call.outcome)
+    failed = {s for s, seen in outcomes.items() if seen and seen <= BACKEND_OUTCOMES}
+    if not report.tool_calls and report.reason in ("unavailable", "timeout"):
+        failed |= {_server(entry) for entry in packet.tool_allow}
+    return failed
+
+
 def _reassign(
-    report: Report, packet: Handoff, roster: Roster, why: str, tried: set[str]
+    report: Report,
+    packet: Handoff,
+    roster: Roster,
+    why: str,
+    tried: set[str],
+    avoid: set[str],
 ) -> tuple[RecoveryRecord, Handoff] | None:
     """A packet for another worker with the failed one's capability, one that has not failed
-    this planned packet yet (`tried`), or None."""
+    this planned packet yet (`tried`) and reaches none of the servers it failed on (`avoid`:
+    a stand-in on the same failing server would be a retry of that server, and retries
+    happen at one layer, graph/retries.py), or None."""
     failed = roster.get(report.worker)
     if failed is None or not failed.capabilities:
         return None
@@ -228,6 +266,7 @@ def _reassign(
             spec.name in (report.worker, ESCALATION_WORKER)
             or spec.name in tried
             or capability not in spec.capabilities
+            or {_server(entry) for entry in spec.privileges} & avoid
         ):
             continue
         inputs = {**packet.inputs, "query": " ".join(packet.inputs.values())}
@@ -356,12 +395,20 @@ def plan_recovery(
                 substitutes.append(fallback[1])
                 continue
             if reason != "timeout" and reason not in MODEL_FAILURES and refused is None:
-                tried = {
-                    r.worker
+                chain = [
+                    r
                     for r in reports
                     if r.status == "failed" and root_packet(r.packet_id) == root
+                ]
+                tried = {r.worker for r in chain}
+                # Every server this planned packet's chain failed on so far.
+                avoid = {
+                    server
+                    for r in chain
+                    if (p := by_key.get((r.packet_id, r.attempt))) is not None
+                    for server in failed_servers(r, p)
                 }
-                reassigned = _reassign(report, packet, roster, why, tried)
+                reassigned = _reassign(report, packet, roster, why, tried, avoid)
                 if reassigned is not None:
                     refused = budget.refusal(report.packet_id)
                     if budget.take(report.packet_id):

@@ -17,14 +17,14 @@ to a dead backend, with no jitter. Now:
 - **The worker loop**: none of its own; a failed tool call goes back to the model as an
   observation, and the model may call it again as one of its steps (Muster's offline model
   does so once), bounded by the step budget and the loop guard.
-- **The supervisor** (`graph/recover.py`): no retry of a model failure or of a down or
-  slow server (those go to a fallback, a reassignment or a human). Its `retry` strategy
-  re-runs a packet once, within the handoff budget, for a worker that raised (a bug) or
-  ran out of steps (with double the steps). NOT YET one layer: a worker that spent its
-  steps on a broken server's tool errors still reports `budget` (`workers/loop.py`,
-  `_out_of_budget`), so that server is asked again by the retry (2 + 2 calls for the
-  reference demo). Reporting `tool_error` there instead removes it, but changes the
-  reference run the README, docs/timeline.png and tests/test_timeline.py describe.
+- **The supervisor** (`graph/recover.py`): no retry of a model failure or of a failing
+  server (those go to a fallback, a reassignment to a worker on other servers, or a
+  human). Its `retry` strategy re-runs a packet once, within the handoff budget, for a
+  worker that raised (a bug) or ran out of steps while its tools answered (with double
+  the steps). A worker that spent its steps on a server's tool errors, timeouts or
+  refusals reports that failure, not `budget` (`workers/loop.py`, `_out_of_budget`), so
+  the server is not asked again by a retry (it was 2 + 2 calls a ticket for the
+  reference demo's broken policy server; now 2, the offline model's one re-call).
 - **`dispatch`'s `RetryPolicy` (here)**: the one retry of a failure that may heal. Every
   model a worker may use failed transiently (a 5xx, a rate limit, a dropped link, an
   unreachable endpoint, a call timeout): the worker runs again after an exponential

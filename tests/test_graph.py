@@ -33,7 +33,7 @@ async def test_demo_with_broken_policy_is_degraded_and_names_the_fallback(
     assert "L. Moreau" in billing.findings[0].observation
 
     policy = reports["policy"][0]
-    assert (policy.status, policy.reason) == ("failed", "budget")
+    assert (policy.status, policy.reason) == ("failed", "tool_error")
     assert [c.outcome for c in policy.tool_calls] == ["tool_error", "tool_error"]
     assert count_calls(muster_env.call_log, server="policy") >= 2
 
@@ -192,7 +192,7 @@ def test_cli_demo_run_json_strict_msgpack_and_no_unregistered_warnings(
     payload = json.loads(result.stdout)
     assert payload["answer"]["degraded"] is True
     workers = {(r["worker"], r["status"], r["reason"]) for r in payload["reports"]}
-    assert ("policy", "failed", "budget") in workers
+    assert ("policy", "failed", "tool_error") in workers
     thread = payload["thread_id"]
     trace = [
         json.loads(line)

@@ -46,20 +46,50 @@ def strategies(values: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.integration
-async def test_budget_is_retried_once_with_double_budget_then_falls_back(
+async def test_budget_is_retried_once_with_double_budget(muster_env: MusterEnv) -> None:
+    """A worker that ran out of steps while its server answered gets one bigger retry."""
+
+    def one_step(request: str, roster: Roster) -> list[Handoff]:
+        # One step: the policy call answers, and no step is left to write the answer.
+        return [
+            p.model_copy(update={"max_steps": 1}) if p.recipient == "policy" else p
+            for p in plan_ticket(request, roster)
+        ]
+
+    values, _ = await run_ticket(muster_env, planner=one_step)
+    assert strategies(values) == [("policy", "budget", "retry")]
+    retry = [p for p in values["packets"] if p.recipient == "policy" and p.attempt == 2][0]
+    assert retry.max_steps == 2  # double the packet's 1
+    policy = by_worker(values["reports"])["policy"]
+    assert [(r.attempt, r.status, r.reason) for r in policy] == [
+        (1, "failed", "budget"), (2, "ok", None)
+    ]  # fmt: skip
+    assert [c.outcome for c in policy[0].tool_calls] == ["ok"]
+    assert "retried policy once with double the budget" in values["answer"].text
+
+
+@pytest.mark.integration
+async def test_a_broken_server_is_retried_at_one_layer_and_never_by_recovery(
     muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The policy server fails every call ("policy-db connection refused"), its breaker out
+    of the way so every ticket reaches it: per ticket the server's own log shows the call
+    and the worker's one re-call (the offline model's), and nothing from recovery, which
+    goes straight to the cached snapshot. Before, the worker's spent steps were reported
+    `budget` and recovery retried the packet with double the steps: 4 calls a ticket."""
     monkeypatch.setenv("MUSTER_POLICY_MODE", "broken")
-    values, _ = await run_ticket(muster_env)
-    assert strategies(values) == [
-        ("policy", "budget", "retry"),
-        ("policy", "tool_error", "fallback"),
-    ]
-    retry = [p for p in values["packets"] if p.recipient == "policy" and p.attempt == 2][0]
-    assert retry.max_steps == 4  # double the roster's 2
-    policy = by_worker(values["reports"])["policy"]
-    assert [(r.attempt, r.reason) for r in policy[:2]] == [(1, "budget"), (2, "tool_error")]
-    assert "retried policy once with double the budget" in values["answer"].text
+    monkeypatch.setenv("MUSTER_BREAKER_FAILURES", "1000000")
+    tickets = 3
+    for done in range(1, tickets + 1):
+        values, _ = await run_ticket(muster_env)
+        assert strategies(values) == [("policy", "tool_error", "fallback")]
+        assert [p.attempt for p in values["packets"] if p.recipient == "policy"] == [1]
+        (failed, substitute) = by_worker(values["reports"])["policy"]
+        assert (failed.reason, [c.outcome for c in failed.tool_calls]) == (
+            "tool_error", ["tool_error", "tool_error"]
+        )  # fmt: skip
+        assert substitute.fallback
+        assert count_calls(muster_env.call_log, server="policy") == 2 * done
 
 
 @pytest.mark.integration
@@ -147,14 +177,14 @@ async def test_step_budget_stops_new_work_and_the_answer_is_partial(
     assert values["stop_reason"].startswith("step budget")
     # The budget retry (more worker steps) never starts; the cached policy, which costs no
     # step, still stands in for the failed worker.
-    assert strategies(values) == [("policy", "budget", "fallback")]
+    assert strategies(values) == [("policy", "tool_error", "fallback")]
     assert [p.attempt for p in values["packets"]] == [1, 1, 1]
     policy = by_worker(values["reports"])["policy"]
     assert [(r.status, r.fallback) for r in policy] == [("failed", False), ("ok", True)]
     answer = values["answer"]
     assert answer.status == "partial" and answer.stop_reason == values["stop_reason"]
     assert answer.degraded
-    assert "DEGRADED: policy failed (budget); replaced by the cached policy snapshot" in (
+    assert "DEGRADED: policy failed (tool_error); replaced by the cached policy snapshot" in (
         answer.text
     )
 

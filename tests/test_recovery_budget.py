@@ -35,17 +35,22 @@ SAFETY_DEADLINE_S = 20.0
 """Only reached without the budget: the old livelock ran until the deadline."""
 
 STAND_INS = ("almanac", "radar", "satellite", "buoy")
-"""Workers sharing the forecaster's capability, all on the one server that is down."""
+"""Workers sharing the forecaster's capability, each on a server of its own that is down."""
+
+EXITS_AT_ONCE = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"], "env": {}}
 
 
-def write_down_pack(folder: Path) -> Path:
-    """A pack with five workers sharing one capability, whose only server exits at once."""
+def write_down_pack(folder: Path, *, one_server: bool = False) -> Path:
+    """A pack with five workers sharing one capability, each on its own server (with
+    `one_server`, all on one), every server exiting at once."""
     folder.mkdir()
-    worker = {"privileges": ["toy."], "capabilities": ["weather"], "max_steps": 2}
+    names = ("forecaster", *STAND_INS)
+    servers = {name: "toy" if one_server else f"toy_{name}" for name in names}
     workers: dict[str, Any] = {
-        name: {"description": f"You look up the {name}.", **worker}
-        for name in ("forecaster", *STAND_INS)
-    }
+        name: {"description": f"You look up the {name}.", "privileges": [f"{servers[name]}."],
+               "capabilities": ["weather"], "max_steps": 2}
+        for name in names
+    }  # fmt: skip
     workers["escalation"] = {
         "description": "You hand the request to a human.",
         "privileges": [],
@@ -57,9 +62,7 @@ def write_down_pack(folder: Path) -> Path:
                         "roster": "roster.json", "servers": "servers.json",
                         "planner": "planner.json"},
         "roster.json": {"workers": workers},
-        "servers.json": {"mcpServers": {"toy": {
-            "command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"], "env": {},
-        }}},
+        "servers.json": {"mcpServers": {server: EXITS_AT_ONCE for server in servers.values()}},
         "planner.json": {"intents": [{
             "name": "weather_question", "label": "the weather", "keywords": ["weather"],
             "packets": [{"worker": "forecaster", "objective": "Find the forecast asked for.",
@@ -124,6 +127,25 @@ async def test_a_pack_whose_only_server_is_down_ends_in_bounded_recoveries(
     assert supersteps == 4 * (reassigns + 1) + 5, supersteps
     assert checkpoints_of(muster_env.checkpoint_db, thread) == supersteps + 2  # from step -1
     assert muster_env.checkpoint_db.stat().st_size < 1_000_000
+
+
+@pytest.mark.integration
+async def test_a_stand_in_on_the_server_that_failed_is_never_tried(
+    muster_env: MusterEnv, tmp_path: Path
+) -> None:
+    """Every stand-in on the one server that is down: reassigning the work to one of them
+    would retry that server from recovery, so the work goes straight to a human."""
+    folder = write_down_pack(tmp_path / "downpack", one_server=True)
+    limits = RunLimits(deadline_at=time.time() + SAFETY_DEADLINE_S)
+    options = MusterOptions.resolve(db=muster_env.checkpoint_db, domain=str(folder), limits=limits)
+    async with open_runtime(options) as runtime:
+        values = await stream_run(runtime, f"down-{uuid.uuid4().hex[:8]}", {"request": "weather?"})
+    assert [(r.worker, r.reason, r.strategy) for r in values["recoveries"]] == [
+        ("forecaster", "unavailable", "escalate")
+    ]
+    assert not values.get("handoffs")  # nothing new started, nothing spent
+    assert [p.recipient for p in values["packets"]] == ["forecaster", "escalation"]
+    assert values["answer"].needs_human
 
 
 @pytest.mark.integration

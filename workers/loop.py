@@ -457,14 +457,23 @@ def _failure_reason(outcomes: list[CallOutcome]) -> FailureReason:
     return "tool_error"
 
 
+BACKEND_FAILURES = (CallOutcome.TOOL_ERROR, CallOutcome.TIMEOUT, CallOutcome.UNAVAILABLE)
+"""Call outcomes that blame the server (the ones its circuit breaker counts)."""
+
+
 def _out_of_budget(run: WorkerRun) -> RunEnd:
-    """Steps ran out. If nothing new was learnt and every call hit a down or slow backend,
-    the backend is the cause, not the budget: recovery retries those differently."""
-    outcomes = run.outcomes()
-    backend = _failure_reason(outcomes)
-    backend_down = bool(outcomes) and not run.own_findings and backend != "tool_error"
+    """Steps ran out. If some tool never answered (each of its calls a tool error, a timeout
+    or an unavailable server), the steps went on asking a failing backend: that backend is
+    the cause, and the reason says so (`tool_error`, `timeout`, `unavailable`), so recovery
+    does not retry it with more steps (one retry layer: graph/retries.py). Only a run whose
+    tools all answered at some point reports `budget`, which recovery may retry bigger."""
+    outcomes: dict[str, list[CallOutcome]] = {}
+    for record in run.tool_calls:
+        outcomes.setdefault(record.tool, []).append(CallOutcome(record.outcome))
+    failing = [o for tool in outcomes.values() if all(x in BACKEND_FAILURES for x in tool)
+               for o in tool]  # fmt: skip
     return RunEnd(
-        backend if backend_down else "budget",
+        _failure_reason(failing) if failing else "budget",
         f"stopped after {run.steps} of {run.packet.max_steps} steps without an answer",
     )
 
