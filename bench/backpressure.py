@@ -7,7 +7,7 @@ CLI, `muster batch`, on a fresh checkpoint file and call log, with `MUSTER_POLIC
 server itself logged, and the ratio is of the two runs measured here.
 
 `--baseline DIR` runs both again on another checkout of Muster (e.g. `git archive HEAD | tar
--x -C DIR`), interleaved in the same run, through `PYTHONPATH=DIR` (which wins over the
+-x -C DIR`), one after the other in the same run, through `PYTHONPATH=DIR` (which wins over the
 editable install); the servers are this checkout's, so only Muster's own code differs.
 """
 

@@ -63,6 +63,7 @@ from workers.contracts import (
     Report,
     Strategy,
 )
+from workers.hub import COUNTED_FAILURES
 from workers.roster import Roster
 
 
@@ -221,10 +222,6 @@ def _fallback(report: Report, packet: Handoff, why: str) -> tuple[RecoveryRecord
     return record, substitute
 
 
-BACKEND_OUTCOMES = frozenset({"tool_error", "timeout", "unavailable"})
-"""Tool-call outcomes (`ToolCallRecord.outcome`) that blame the server, not the caller."""
-
-
 def _server(entry: str) -> str:
     """The server of a qualified tool name or allowlist entry (`policy.check_policy`,
     `policy.`): its first segment."""
@@ -239,7 +236,7 @@ def failed_servers(report: Report, packet: Handoff) -> set[str]:
     outcomes: dict[str, set[str]] = {}
     for call in report.tool_calls:
         outcomes.setdefault(_server(call.tool), set()).add(call.outcome)
-    failed = {s for s, seen in outcomes.items() if seen and seen <= BACKEND_OUTCOMES}
+    failed = {s for s, seen in outcomes.items() if seen and seen <= COUNTED_FAILURES}
     if not report.tool_calls and report.reason in ("unavailable", "timeout"):
         failed |= {_server(entry) for entry in packet.tool_allow}
     return failed
@@ -396,9 +393,7 @@ def plan_recovery(
                 continue
             if reason != "timeout" and reason not in MODEL_FAILURES and refused is None:
                 chain = [
-                    r
-                    for r in reports
-                    if r.status == "failed" and root_packet(r.packet_id) == root
+                    r for r in reports if r.status == "failed" and root_packet(r.packet_id) == root
                 ]
                 tried = {r.worker for r in chain}
                 # Every server this planned packet's chain failed on so far.

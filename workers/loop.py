@@ -40,7 +40,7 @@ from workers.control_tools import (
     read_control_call,
 )
 from workers.cost import call_cost
-from workers.hub import CallOutcome, ToolCallResult
+from workers.hub import COUNTED_FAILURES, CallOutcome, ToolCallResult
 from workers.model_errors import describe, model_failure
 from workers.model_health import (
     FALLBACK_REASONS,
@@ -457,21 +457,21 @@ def _failure_reason(outcomes: list[CallOutcome]) -> FailureReason:
     return "tool_error"
 
 
-BACKEND_FAILURES = (CallOutcome.TOOL_ERROR, CallOutcome.TIMEOUT, CallOutcome.UNAVAILABLE)
-"""Call outcomes that blame the server (the ones its circuit breaker counts)."""
-
-
 def _out_of_budget(run: WorkerRun) -> RunEnd:
     """Steps ran out. If some tool never answered (each of its calls a tool error, a timeout
     or an unavailable server), the steps went on asking a failing backend: that backend is
     the cause, and the reason says so (`tool_error`, `timeout`, `unavailable`), so recovery
     does not retry it with more steps (one retry layer: graph/retries.py). Only a run whose
     tools all answered at some point reports `budget`, which recovery may retry bigger."""
-    outcomes: dict[str, list[CallOutcome]] = {}
+    per_tool: dict[str, list[CallOutcome]] = {}
     for record in run.tool_calls:
-        outcomes.setdefault(record.tool, []).append(CallOutcome(record.outcome))
-    failing = [o for tool in outcomes.values() if all(x in BACKEND_FAILURES for x in tool)
-               for o in tool]  # fmt: skip
+        per_tool.setdefault(record.tool, []).append(CallOutcome(record.outcome))
+    failing = [
+        outcome
+        for outcomes in per_tool.values()
+        if all(o in COUNTED_FAILURES for o in outcomes)
+        for outcome in outcomes
+    ]
     return RunEnd(
         _failure_reason(failing) if failing else "budget",
         f"stopped after {run.steps} of {run.packet.max_steps} steps without an answer",

@@ -18,7 +18,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from workers.hub.allowlist import SERVER_PREFIX, is_allowed, is_valid_entry
-from workers.hub.outcomes import CallOutcome, ToolCallResult
+from workers.hub.outcomes import COUNTED_FAILURES, CallOutcome, ToolCallResult
 
 if TYPE_CHECKING:
     from workers.hub.catalogue import ToolSpec, cap_text
@@ -66,6 +66,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "COUNTED_FAILURES",
     "DEFAULT_SERVERS_FILE",
     "SERVER_PREFIX",
     "CallOutcome",

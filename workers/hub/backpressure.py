@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from workers.hub.outcomes import CallOutcome
+from workers.hub.outcomes import COUNTED_FAILURES, CallOutcome
 
 BOARD_TTL_S = 1.0
 """How long a read of the board is trusted (`checkpoints.breakers.BOARD_TTL_S`)."""
@@ -74,9 +74,6 @@ class BreakerBoard(Protocol):
     async def close_circuit(self, server: str) -> None: ...
 
     async def aclose(self) -> None: ...
-
-COUNTED_FAILURES = frozenset({CallOutcome.TOOL_ERROR, CallOutcome.TIMEOUT, CallOutcome.UNAVAILABLE})
-"""Outcomes that say the server is failing; a refusal or bad arguments are the caller's."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,11 @@ class CallOutcome(StrEnum):
     UNAVAILABLE = "unavailable"
 
 
+COUNTED_FAILURES = frozenset({CallOutcome.TOOL_ERROR, CallOutcome.TIMEOUT, CallOutcome.UNAVAILABLE})
+"""Outcomes that say the server is failing (its circuit breaker counts them, and recovery
+never retries them); a refusal or bad arguments are the caller's."""
+
+
 @dataclass(frozen=True)
 class ToolCallResult:
     """One call's result: ``text`` is what a model sees (capped, "ERROR: ..." on failure)."""
