@@ -37,6 +37,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:only|partially|partly|half|incorrectly|under)[- ]?refunded",
         
         r"money back",
+        # The money coming back said another way ("has the money been sent back yet?").
+        r"(?:money|funds|cash)\b[^.?!]{0,25}\b(?:sent back|paid back|come back|came back|gone back|put back|returned to me|credited back)",
         r"(?:my|the|our) (?:cash|funds|payment|amount|deposit|dosh|quid) back",
         r"(?:give|send|return|transfer|pay|wire|put) (?:me |us )?(?:back )?(?:my|our|the) (?:money|cash|funds)\b",
         r"(?:want|need|demand|expect|deserve|would like|'d like) (?:my|our|the) (?:money|cash|funds)\b(?! (?:is|was|to go))",
