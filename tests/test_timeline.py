@@ -257,6 +257,8 @@ def test_the_paused_reference_run_draws_its_recoveries_and_what_it_waits_for(
     assert "orders.issue_refund of $129.00" in asked["data-detail"]
     assert dom.find(tag="g", class_="mark", data_kind="waiting")
     assert not dom.find(tag="g", class_="mark", data_kind="decision")
+    # Still waiting: no break for the wait yet (its end is not known), the mark says it.
+    assert not dom.find(tag="g", class_="human")
 
 
 @pytest.mark.integration
@@ -270,6 +272,11 @@ def test_the_finished_reference_run_shows_who_approved_and_the_answer(
     assert "approved by lead" in decided["data-detail"]
     act = [e for e in dom.find(tag="g", class_="span", data_kind="node") if "act" in e["text"]]
     assert any("executed" in e["text"] for e in act)
+    # The time the lead took is a break in the axis, not a bar (test_timeline_geometry.py
+    # checks the geometry).
+    waited = dom.one(tag="g", class_="human", data_kind="approval")
+    assert "waited" in waited["text"] and "for a human" in waited["text"]
+    assert "orders.issue_refund of $129.00" in waited["data-detail"]
     answer = dom.one(tag="g", class_="mark", data_kind="answer")
     assert answer["text"].startswith("answer: partial (degraded)")
     outcome = dom.one(tag="p", id="outcome")

@@ -3,13 +3,16 @@
 `muster show THREAD --html` draws a `Timeline`: the supervisor's lane (plan, each barrier,
 recovery, verify, approval, act, synthesis) above one `Lane` per worker dispatch, each with
 its bars (`Span`: a model turn, a tool call, a node, the dispatch itself) and instants
-(`Mark`: an approval asked or decided, a fallback, a stop, the answer), and `Link`s from a
-failed dispatch to what recovery put in its place.
+(`Mark`: an approval asked or decided, a fallback, a stop, the answer), `Link`s from a
+failed dispatch to what recovery put in its place, and the `Wait`s: the stretches when the
+thread was paused for a human (a clarification, an approval), which are no one's work.
 
 The modules, one concept each: this one (the data), `timeline_workers` (the dispatch lanes
-and the recovery links), `timeline_supervisor` (the supervisor's lane), `timeline_build`
-(a thread's trace and checkpoints into a `Timeline`), `timeline_svg` (the picture) and
-`timeline_html` (the self-contained page around it).
+and the recovery links), `timeline_supervisor` (the supervisor's lane), `timeline_waits`
+(the human waits, from the checkpoints' interrupts), `timeline_build` (a thread's trace and
+checkpoints into a `Timeline`), `timeline_axis` (time to x), `timeline_labels` (where a
+label may go), `timeline_svg` (the picture) and `timeline_html` (the self-contained page
+around it).
 """
 
 from __future__ import annotations
@@ -139,6 +142,26 @@ class Link:
     """When recovery decided it."""
 
 
+@dataclass(frozen=True)
+class Wait:
+    """A stretch when the thread was paused for a human: from when it stopped (its last
+    event before the interrupt) to when the human answered or decided."""
+
+    start: float
+    """Epoch seconds."""
+    end: float
+    """Epoch seconds."""
+    kind: str
+    """What was asked: `clarification` or `approval` (the interrupt's kind)."""
+    detail: str
+    """What the thread waited for, in words (`render.waiting_for`)."""
+
+    @property
+    def seconds(self) -> float:
+        """How long the human took."""
+        return max(0.0, self.end - self.start)
+
+
 @dataclass
 class Timeline:
     """Everything the picture shows about one thread."""
@@ -167,6 +190,8 @@ class Timeline:
     """What the picture could not show, e.g. a missing trace file."""
     runs: int = 0
     """How many runs (a start, a resume, an approval) wrote the trace."""
+    waits: list[Wait] = field(default_factory=list)
+    """When the thread was paused for a human, in time order: drawn as breaks, not bars."""
 
     @property
     def lanes(self) -> list[Lane]:

@@ -8,8 +8,10 @@ It is built from the two records every thread already has, and records nothing n
   status and reason; `recover` events say which packet was retried, reassigned, escalated
   or replaced by a cached fallback; `approve` and `act` events place the approval;
 - the checkpoints: the reports (notes, findings), the recovery records (what replaced what),
-  the approval records (who decided, and when), the pending interrupts, the answer, and each
-  superstep's checkpoint time, which is when the next supervisor node started.
+  the approval records (who decided, and when), the pending interrupts, the answer, each
+  superstep's checkpoint time, which is when the next supervisor node started, and the
+  interrupts the history keeps, which say when the thread waited for a human
+  (`timeline_waits`).
 
 Every text it holds is redacted (workers/redaction.py: e-mails, phones, cards, the customer
 names the thread's tool results give) unless `MUSTER_REDACT=off`, so the page and its picture
@@ -32,6 +34,7 @@ from checkpoints.threads import ThreadStatus, status_of
 from graph.app.render import waiting_for
 from graph.app.timeline import Event, Lane, Mark, Timeline, event_end
 from graph.app.timeline_supervisor import SupervisorLane
+from graph.app.timeline_waits import human_waits
 from graph.app.timeline_workers import WorkerLanes
 from graph.trace import read_trace, trace_path
 from workers import redaction
@@ -65,9 +68,10 @@ def build_timeline(
         for i in snapshot.interrupts
         if isinstance(i.value, dict) and i.value.get("kind") == "approval"
     }
+    waits = human_waits(history, ordered, values)
     workers = WorkerLanes(ordered, values, status)
     workers.worker_lanes()
-    supervisor = SupervisorLane(ordered, values, _checkpoint_times(history), asks).build()
+    supervisor = SupervisorLane(ordered, values, _checkpoint_times(history), asks, waits).build()
     workers.recoveries()
     workers.pending_packets()
     answer: Answer | None = values.get("answer")
@@ -92,6 +96,7 @@ def build_timeline(
         links=workers.links,
         notes=notes,
         runs=len(workers.runs),
+        waits=waits,
     )
     redactor = redaction.active()
     if redactor is None:

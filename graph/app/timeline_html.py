@@ -5,7 +5,8 @@ Nothing is fetched when the page is viewed (a Content-Security-Policy forbids it
 can be mailed, attached to a ticket or opened from disk. The script only puts a clicked bar's
 details in a panel, and marks the page `data-timeline="ready"` (the browser test reads that
 to know the script ran). Below the picture, the same facts as text: the recoveries, the
-approvals, every lane with every step and its duration, and the answer. Every text is
+approvals, the waits for a human, every lane with every step and its duration, and the
+answer. Every text is
 escaped: ticket and tool text are not ours.
 """
 
@@ -15,6 +16,7 @@ from datetime import datetime
 from html import escape
 
 from graph.app.timeline import Timeline
+from graph.app.timeline_axis import duration
 from graph.app.timeline_svg import COLOURS, timeline_svg
 
 
@@ -50,6 +52,7 @@ def timeline_html(timeline: Timeline, *, generated_at: datetime | None = None) -
 <aside id="detail" aria-live="polite">Click a bar or a mark for its details.</aside>
 {_recoveries(timeline)}
 {_approvals(timeline)}
+{_waits(timeline)}
 {_lane_table(timeline)}
 <footer id="answer" data-answer="{answer}">{_answer_words(timeline)}
 <p class="generated">{timeline.runs} run(s) · drawn {escape(generated)} by
@@ -105,6 +108,19 @@ def _approvals(timeline: Timeline) -> str:
     return f'<section id="approvals"><h2>Approvals</h2><ul>{items}</ul></section>'
 
 
+def _waits(timeline: Timeline) -> str:
+    if not timeline.waits:
+        return ""
+    items = "".join(
+        f'<li data-kind="{escape(w.kind)}" data-seconds="{w.seconds:.1f}">'
+        f"{escape(datetime.fromtimestamp(w.start).astimezone().strftime('%H:%M:%S'))} "
+        f"waited {escape(duration(w.seconds))} for a human ({escape(w.kind)}): "
+        f"{escape(w.detail)}</li>"
+        for w in timeline.waits
+    )
+    return f'<section id="waits"><h2>Waits for a human</h2><ul>{items}</ul></section>'
+
+
 def _lane_table(timeline: Timeline) -> str:
     rows = []
     for lane in timeline.lanes:
@@ -143,10 +159,13 @@ def _legend() -> str:
         ("ok", "approved / answer"),
         ("running", "running / waiting"),
     ]
-    return " ".join(
+    keys = [
         f'<span class="key"><i style="background:{COLOURS[k]}"></i>{escape(text)}</span>'
         for k, text in entries
-    )
+    ]
+    keys.append('<span class="key"><i class="human-key"></i>a human\'s wait</span>')
+    keys.append('<span class="key"><i class="idle-key"></i>nothing ran</span>')
+    return " ".join(keys)
 
 
 _CSS = f"""
@@ -159,13 +178,21 @@ h1 {{ font-size: 18px; margin: 0 0 4px; }} h2 {{ font-size: 14px; margin: 18px 0
 .outcome.waiting {{ background: #e6f0fe; }}
 .notes {{ color: #8a4b08; }}
 figure {{ margin: 12px 0; }} figcaption {{ margin-top: 4px; }}
-.key {{ margin-right: 14px; }} .key i {{ display: inline-block; width: 12px; height: 10px;
+.key {{ margin-right: 14px; }}
+.key i.human-key {{ background: #e6f0fe; border: 1px solid {COLOURS["running"]}; }}
+.key i.idle-key {{ background: #f1f3f5; border: 1px dashed #cbd2d9; }}
+.key i {{ display: inline-block; width: 12px; height: 10px;
   margin-right: 4px; border-radius: 2px; vertical-align: -1px; }}
 svg text {{ font: 11px system-ui, sans-serif; fill: #1f2933; }}
 .axis line {{ stroke: #9aa5b1; }} .axis .tick {{ stroke: #eef1f4; }}
 .axis text {{ fill: #616e7c; }}
 .break rect {{ fill: #e4e7eb; fill-opacity: 0.35; stroke: #cbd2d9; stroke-dasharray: 3 3; }}
 .break text {{ fill: #616e7c; font-style: italic; }}
+.break .zigzag {{ fill: none; stroke: #9aa5b1; stroke-width: 1.2; }}
+.break.human rect {{ fill: #e6f0fe; fill-opacity: 0.8; stroke: {COLOURS["running"]}; }}
+.break.human .zigzag {{ stroke: {COLOURS["running"]}; stroke-width: 1.6; }}
+.break.human text {{ fill: #1d4ed8; font-weight: 600; }}
+.axis .axis-note {{ fill: #7b8794; font-size: 10px; }}
 .lane-bg {{ fill: transparent; stroke: #eef1f4; }}
 .lane.supervisor .lane-bg {{ fill: #f8f9fb; }}
 .lane-title {{ font-weight: 600; }} .lane-summary {{ fill: #616e7c; font-size: 10.5px; }}
@@ -183,7 +210,7 @@ svg text {{ font: 11px system-ui, sans-serif; fill: #1f2933; }}
 .span.dispatch.cut rect {{ stroke-dasharray: 2 2; }}
 .in-bar {{ fill: #fff !important; font-size: 9.5px !important; pointer-events: none; }}
 .node-label {{ fill: #3e4c59; font-size: 10.5px; }} .node-label.failed {{ fill: #b42318; }}
-.mark {{ cursor: pointer; }} .mark text {{ font-size: 10.5px; }}
+.mark, .break.human {{ cursor: pointer; }} .mark text {{ font-size: 10.5px; }}
 .mark.failed text {{ fill: #b42318; font-weight: 600; }}
 .mark.decision text, .mark.answer text, .mark.waiting text {{ font-weight: 600; }}
 .link path {{ fill: none; stroke: #b3541e; stroke-width: 1.6; }}

@@ -3,11 +3,12 @@ synthesis, from their trace events.
 
 A node that times itself (`act`) starts `duration_ms` before its event; the others started
 when the previous superstep's checkpoint was written (the checkpoint times come from the
-thread's history), unless that was in another run or long ago: then the gap was a wait (a
-human, a crash), not work, and the node is an instant. An approval is a mark when it was
-asked (with the action and amount from the pending interrupt) and when it was decided (who,
-and when, from the checkpointed action record); a run that starts, a drain, a fork and a
-stop at the barrier are marks too.
+thread's history), unless that was in another run or long ago, or a human's wait lies
+between (`timeline_waits`): then the gap was a wait (a human, a crash), not work, and the
+node starts where the wait ended (an instant, if its run wrote nothing before it). An
+approval is a mark when it was asked (with the action and amount from the pending
+interrupt) and when it was decided (who, and when, from the checkpointed action record); a
+run that starts, a drain, a fork and a stop at the barrier are marks too.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from graph.app.render import waiting_for
-from graph.app.timeline import Event, Lane, Mark, Span, event_end, event_start, event_step
+from graph.app.timeline import Event, Lane, Mark, Span, Wait, event_end, event_start, event_step
 from workers.contracts import ActionRecord
 
 NODE_GUESS_LIMIT_S = 120.0
@@ -34,6 +35,7 @@ class SupervisorLane:
         values: Mapping[str, Any],
         checkpoint_at: Mapping[int, float],
         asks: Mapping[str, Any],
+        waits: Sequence[Wait] = (),
     ) -> None:
         self.events = events
         self.values = values
@@ -41,6 +43,8 @@ class SupervisorLane:
         """Superstep → when its checkpoint was written."""
         self.asks = asks
         """Pending approvals by digest (the interrupts' values): the action and amount."""
+        self.waits = waits
+        """When the thread was paused for a human: no node's guessed start crosses one."""
         self.supervisor = Lane(key="supervisor", title="supervisor", status="supervisor")
         self.asked: set[str] = set()
         """Digests whose approval was asked: each is marked once."""
@@ -123,13 +127,17 @@ class SupervisorLane:
     def _node_start(self, event: Event) -> float:
         """A node that times itself starts `duration_ms` before its event. Otherwise it
         started when the previous superstep's checkpoint was written, if that was in this
-        run and not long ago (else the gap is a wait, and the node is an instant)."""
+        run and not long ago (else the gap is a wait, and the node is an instant); a human's
+        wait in between means it started when the human answered."""
         ts = event_end(event)
         if event.get("duration_ms") is not None:
             return event_start(event)
         begin = self.checkpoint_at.get(event_step(event) - 1)
         if begin is None or not 0 <= ts - begin <= NODE_GUESS_LIMIT_S:
             return ts
+        answered = [w.end for w in self.waits if begin < w.end <= ts]
+        if answered:
+            return max(answered)
         run_id = event.get("run_id")
         if any(begin < event_end(e) < ts and e.get("run_id") != run_id for e in self.events):
             return ts  # another run wrote in between: this one started later

@@ -1,24 +1,24 @@
 """The timeline picture as inline SVG, drawn in Python: it shows without JavaScript.
 
-Layout: a time axis on top; the supervisor lane (node bars with their labels, then marks
-for approvals, stops and the answer); one lane per dispatch with its model turns (upper
-half) and tool calls (lower half); curved arrows from a failed lane to what recovery put in
-its place. Labels that would collide are packed into rows (`_pack`), and one that would run
-off the right edge is put to the left of its mark. A quiet stretch longer than `GAP_S` (a
-human deciding, a crash before a resume, a worker waiting for its first turn) is drawn as a
-narrow break labelled with its length, so a two-minute approval does not squeeze the run to
-a line. Every text is escaped: ticket and tool text are not ours.
+Layout: a time axis on top (`timeline_axis`: a human's wait and any long quiet stretch are
+breaks, the busy stretches are on a compressed scale, so no one long step fills the
+picture); the supervisor lane (node bars with their labels, then marks for approvals, stops
+and the answer); one lane per dispatch with its model turns (upper half) and tool calls
+(lower half); curved arrows from a failed lane to what recovery put in its place. Labels
+stay inside their busy stretch, never over a break's band (`timeline_labels.place_label`),
+and those that would collide are packed into rows (`_pack`). A human's wait is drawn as a
+break with a zig-zag in the axis, "waited 4.2 s for a human", and no bar runs through it.
+Every text is escaped: ticket and tool text are not ours.
 """
 
 from __future__ import annotations
 
-import math
-from bisect import bisect_right
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from html import escape
 
 from graph.app.timeline import Lane, Link, Mark, Span, Timeline
+from graph.app.timeline_axis import Axis, Break, duration, knee
+from graph.app.timeline_labels import CHAR_EM, Placed, place_centred, place_label, text_width
 
 WIDTH = 1240
 """The picture's width in pixels."""
@@ -31,12 +31,12 @@ ROW_H = 42
 """A worker lane's height."""
 LABEL_ROW_H = 14
 """One row of packed labels under the supervisor's bars and marks."""
-GAP_S = 1.0
-"""Quiet stretches longer than this are drawn as a break, not to scale."""
-BREAK_W = 46
-"""A break's width in pixels."""
-CHAR_W = 6.4
-"""Estimated width of one character of 11 px sans-serif text, for packing labels."""
+LABEL_SIZE = 10.5
+"""Font size of node and mark labels (the page's CSS says the same)."""
+LINK_SIZE = 10.0
+"""Font size of a recovery link's label."""
+IN_BAR_SIZE = 9.5
+"""Font size of the words inside a model turn's or tool call's bar."""
 MIN_BAR_W = 2.5
 """The narrowest bar drawn, so a 1 ms model turn stays visible."""
 
@@ -58,89 +58,6 @@ COLOURS = {
 def timeline_svg(timeline: Timeline) -> tuple[str, int]:
     """The `<svg>` element of the picture, and its height in pixels."""
     return _Picture(timeline).svg()
-
-
-# --- the time axis ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Segment:
-    start: float
-    end: float
-    x: float
-    """Where the segment starts on the page."""
-
-
-class _Axis:
-    """Time → x, linear inside each busy stretch, with fixed-width breaks between them."""
-
-    def __init__(self, intervals: Iterable[tuple[float, float]], x0: float, width: float) -> None:
-        merged: list[list[float]] = []
-        for start, end in sorted(intervals):
-            if merged and start - merged[-1][1] <= GAP_S:
-                merged[-1][1] = max(merged[-1][1], end)
-            else:
-                merged.append([start, end])
-        if not merged:
-            merged = [[0.0, 1.0]]
-        busy = sum(max(end - start, 0.001) for start, end in merged)
-        breaks = len(merged) - 1
-        self.scale = max(width - breaks * BREAK_W, width * 0.3) / busy
-        self.segments: list[_Segment] = []
-        x = x0
-        for start, end in merged:
-            self.segments.append(_Segment(start, max(end, start + 0.001), x))
-            x += (max(end, start + 0.001) - start) * self.scale + BREAK_W
-        self.origin = merged[0][0]
-        self._starts = [s.start for s in self.segments]
-
-    def x(self, t: float) -> float:
-        """The x of time `t`; a time inside a break maps to the break's middle."""
-        index = max(0, bisect_right(self._starts, t) - 1)
-        segment = self.segments[index]
-        if t <= segment.end:
-            return segment.x + max(0.0, t - segment.start) * self.scale
-        return segment.x + (segment.end - segment.start) * self.scale + BREAK_W / 2
-
-    def breaks(self) -> list[tuple[float, float]]:
-        """(x of the break's middle, seconds of quiet) for each break."""
-        return [
-            (self.x(a.end) + BREAK_W / 2, b.start - a.end)
-            for a, b in zip(self.segments, self.segments[1:], strict=False)
-        ]
-
-    def ticks(self) -> list[tuple[float, str]]:
-        """Tick positions and labels (time since the first event), about 8 in all."""
-        busy = sum(s.end - s.start for s in self.segments)
-        step = _nice(busy / 8)
-        ticks = []
-        for segment in self.segments:
-            offset = math.ceil((segment.start - self.origin) / step) * step
-            while self.origin + offset <= segment.end + 1e-9:
-                ticks.append((self.x(self.origin + offset), _duration(offset)))
-                offset += step
-        return ticks
-
-
-def _nice(value: float) -> float:
-    """1, 2 or 5 times a power of ten, at least `value`."""
-    if value <= 0:
-        return 0.001
-    power = 10 ** math.floor(math.log10(value))
-    return next(m * power for m in (1, 2, 5, 10) if m * power >= value)
-
-
-def _duration(seconds: float) -> str:
-    """`120 ms`, `1.25 s`, `1 min 36 s`."""
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 60:
-        return f"{seconds:.3g} s"
-    minutes, rest = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return f"{minutes} min {rest} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
 
 
 # --- the picture --------------------------------------------------------------------------
@@ -167,17 +84,20 @@ def _pack(extents: Sequence[tuple[float, float]]) -> list[int]:
     return placed
 
 
-def _label_extent(x: float, text: str, *, pad: float = 0.0) -> tuple[float, float, bool]:
-    """Where a label starting at `x` (after `pad`) lies; one that would run off the right
-    edge is put to the left of `x` instead (the bool says so)."""
-    width = _text_w(text)
-    if x + pad + width <= WIDTH - 8:
-        return x - pad, x + pad + width, False
-    return x - pad - width, x + pad, True
+def _fit(text: str, width: float, size: float, *, em: float = CHAR_EM) -> str:
+    """`text`, shortened with an ellipsis if it would be wider than `width` (at `em` a
+    character)."""
+    if len(text) * size * em <= width:
+        return text
+    return text[: max(0, int(width // (size * em)) - 1)] + "…"
 
 
-def _text_w(text: str) -> float:
-    return len(text) * CHAR_W
+def _text(placed: Placed, y: float, css: str) -> str:
+    """A placed label as `<text>` (the whole label in its tooltip if it was shortened)."""
+    anchor = "" if placed.anchor == "start" else f' text-anchor="{placed.anchor}"'
+    return (
+        f'<text class="{css}" x="{placed.x:.1f}"{anchor} y="{y:.1f}">{escape(placed.text)}</text>'
+    )
 
 
 class _Picture:
@@ -192,9 +112,29 @@ class _Picture:
         intervals += [(t, t) for s in spans if s.kind == "dispatch" for t in (s.start, s.end)]
         intervals += [(m.at, m.at) for lane in timeline.lanes for m in lane.marks]
         intervals += [(link.at, link.at) for link in timeline.links]
-        self.axis = _Axis(intervals, PLOT_X, PLOT_W)
+        self.knee = knee(s.end - s.start for s in spans if s.kind != "dispatch")
+        # Room for the words beside each instant: a node's label, a mark's after its diamond.
+        labels = [(s.start, text_width(s.label, LABEL_SIZE)) for s in timeline.supervisor.spans]
+        labels += [
+            (m.at, text_width(m.label, LABEL_SIZE) + 12)
+            for lane in timeline.lanes
+            for m in lane.marks
+        ]
+        self.axis = Axis(
+            intervals,
+            timeline.waits,
+            PLOT_X,
+            PLOT_W,
+            knee_s=self.knee,
+            right_edge=WIDTH - 8,
+            labels=labels,
+        )
+        self.rooms = self.axis.rooms()
+        """Where labels may go: the busy stretches, less the breaks' bands."""
         self.parts: list[str] = []
         self.lane_y: dict[str, float] = {}
+        self.link_boxes: list[tuple[float, float, float]] = []
+        """(left, right, y) of each link's label drawn so far: the next one steps aside."""
 
     def svg(self) -> tuple[str, int]:
         y = float(AXIS_H)
@@ -211,11 +151,18 @@ class _Picture:
             _DEFS,
             self._axis_svg(height),
         ]
-        breaks = self._breaks_svg(height)
+        breaks = "".join(self._break_svg(b, height) for b in self.axis.breaks)
         return "\n".join([*head, *self.parts, breaks, *links, "</svg>"]), height
 
     def _axis_svg(self, height: int) -> str:
-        out = [f'<g class="axis"><line x1="{PLOT_X}" x2="{PLOT_X + PLOT_W}" y1="22" y2="22"/>']
+        scale = f"elapsed · beyond {duration(self.knee)} a step is compressed"
+        out = [
+            f'<g class="axis" data-knee-ms="{self.knee * 1000:.2f}">'
+            f'<text class="axis-note" x="10" y="14">{escape(scale)}</text>'
+        ]
+        # The axis line stops at each break: the break draws its zig-zag across the gap.
+        for segment in self.axis.segments:
+            out.append(f'<line x1="{segment.left:.1f}" x2="{segment.right:.1f}" y1="22" y2="22"/>')
         for x, label in self.axis.ticks():
             out.append(
                 f'<line class="tick" x1="{x:.1f}" x2="{x:.1f}" y1="18" y2="{height}"/>'
@@ -224,21 +171,52 @@ class _Picture:
         out.append("</g>")
         return "".join(out)
 
-    def _breaks_svg(self, height: int) -> str:
-        """The quiet stretches, drawn over the lanes (nothing of theirs falls inside one)."""
-        out = []
-        for x, seconds in self.axis.breaks():
-            # Written down the break's own column: two breaks side by side never collide.
-            quiet = f"{_duration(seconds)} later"
-            out.append(
-                f'<g class="break" data-seconds="{seconds:.1f}">'
-                f'<rect x="{x - BREAK_W / 2 + 6:.1f}" y="18" width="{BREAK_W - 12}" '
-                f'height="{height - 18}"/>'
-                f'<text x="{x + 4:.1f}" y="28" transform="rotate(90 {x + 4:.1f} 28)">'
-                f"{escape(quiet)}</text>"
-                f"<title>nothing ran for {escape(_duration(seconds))}</title></g>"
+    def _break_svg(self, brk: Break, height: int) -> str:
+        """A break, drawn over the lanes (nothing of theirs falls inside one): a band down
+        its column, a zig-zag where it cuts the axis and its words written down the band."""
+        left, right = brk.band
+        x = brk.middle
+        teeth = 4
+        zigzag = " ".join(
+            f"{brk.left + (brk.right - brk.left) * i / teeth:.1f},{17 if i % 2 else 27}"
+            for i in range(teeth + 1)
+        )
+        wait = brk.wait
+        if wait is not None:
+            words = f"⋯ waited {duration(wait.seconds)} for a human"
+            tip = f"paused {duration(wait.seconds)} for a human ({wait.kind}): {wait.detail}"
+            head = (
+                f'<g class="break human" data-kind="{escape(wait.kind)}" '
+                f'data-seconds="{brk.seconds:.1f}" data-wait-seconds="{wait.seconds:.1f}" '
+                f'data-detail="{escape(tip)}">'
             )
-        return "".join(out)
+        else:
+            words = f"{duration(brk.seconds)} later"
+            tip = f"nothing ran for {duration(brk.seconds)}"
+            head = f'<g class="break" data-seconds="{brk.seconds:.1f}">'
+        return (
+            f'{head}<rect x="{left:.1f}" y="18" width="{right - left:.1f}" '
+            f'height="{height - 18}"/>'
+            f'<polyline class="zigzag" points="{zigzag}"/>'
+            f'<text x="{x - 4:.1f}" y="34" transform="rotate(90 {x - 4:.1f} 34)">'
+            f"{escape(words)}</text>"
+            f"<title>{escape(tip)}</title></g>"
+        )
+
+    def _clip(self, span: Span) -> tuple[float, float]:
+        """The span's x range, with any part inside a human's wait cut off: a wait is never
+        drawn as a bar (the builder already starts nodes after one; this is the picture's
+        own guarantee)."""
+        start, end = span.start, span.end
+        for wait in self.timeline.waits:
+            if wait.start <= start and end <= wait.end:
+                start = end = wait.end
+            elif start < wait.end and end > wait.start:
+                if end > wait.end:
+                    start = max(start, wait.end)
+                else:
+                    end = min(end, wait.start)
+        return self.axis.x(start), self.axis.x(max(start, end))
 
     # --- supervisor -----------------------------------------------------------------------
 
@@ -247,28 +225,23 @@ class _Picture:
         top = y + 6
         bars_y = top + 4
         body: list[str] = []
-        bars = [(self.axis.x(s.start), self.axis.x(s.end), s) for s in lane.spans]
-        placed = [_label_extent(x1, s.label) for x1, _, s in bars]
-        label_rows = _pack([(left, right) for left, right, _ in placed])
+        bars = [(*self._clip(s), s) for s in lane.spans]
+        labels = [place_label(self.rooms, x1, s.label, size=LABEL_SIZE) for x1, _, s in bars]
+        label_rows = _pack([(p.left, p.right) for p in labels])
         labels_y = bars_y + 26
-        for (x1, x2, span), (left, _, flipped), row in zip(bars, placed, label_rows, strict=True):
+        for (x1, x2, span), placed, row in zip(bars, labels, label_rows, strict=True):
             body.append(self._bar(span, x1, x2, bars_y, 16, "node"))
-            ly = labels_y + row * LABEL_ROW_H
-            anchor = (
-                f'x="{max(x2, MIN_BAR_W + x1):.1f}" text-anchor="end"'
-                if flipped
-                else f'x="{left:.1f}"'
-            )
-            body.append(
-                f'<text class="node-label{" failed" if span.failed else ""}" '
-                f'{anchor} y="{ly:.1f}">{escape(span.label)}</text>'
-            )
+            css = "node-label" + (" failed" if span.failed else "")
+            body.append(_text(placed, labels_y + row * LABEL_ROW_H, css))
         marks_y = labels_y + max(label_rows, default=-1) * LABEL_ROW_H + 20
         mark_x = [self.axis.x(m.at) for m in lane.marks]
-        spots = [_label_extent(x, m.label, pad=9) for x, m in zip(mark_x, lane.marks, strict=True)]
-        mark_rows = _pack([(left, right) for left, right, _ in spots])
-        for x, mark, (_, _, flipped), row in zip(mark_x, lane.marks, spots, mark_rows, strict=True):
-            body.append(self._mark(mark, x, marks_y + row * (LABEL_ROW_H + 2), flipped=flipped))
+        spots = [self._mark_label(x, m) for x, m in zip(mark_x, lane.marks, strict=True)]
+        # A mark's diamond is part of what must not collide.
+        mark_rows = _pack(
+            [(min(p.left, x - 7), max(p.right, x + 7)) for x, p in zip(mark_x, spots, strict=True)]
+        )
+        for x, mark, placed, row in zip(mark_x, lane.marks, spots, mark_rows, strict=True):
+            body.append(self._mark(mark, x, marks_y + row * (LABEL_ROW_H + 2), placed))
         bottom = marks_y + 4 + (max(mark_rows, default=0) + 1) * (LABEL_ROW_H + 2)
         self.lane_y[lane.key] = top + 12
         self.parts.append(
@@ -276,11 +249,15 @@ class _Picture:
             f'<rect class="lane-bg" x="0" y="{y:.1f}" width="{WIDTH}" height="{bottom - y:.1f}"/>'
             f'<text class="lane-title" x="10" y="{top + 14:.1f}">supervisor</text>'
             f'<text class="lane-summary" x="10" y="{top + 30:.1f}">plan · barriers · recovery · '
-            f"verify · approval · synthesis</text>" + "".join(body) + "</g>"
+            f"approval · answer</text>" + "".join(body) + "</g>"
         )
         return bottom + 4
 
-    def _mark(self, mark: Mark, x: float, y: float, *, flipped: bool = False) -> str:
+    def _mark_label(self, x: float, mark: Mark) -> Placed:
+        """A mark's words beside its diamond, never over a band (shortened if need be)."""
+        return place_label(self.rooms, x, mark.label, size=LABEL_SIZE, pad=9, shift=False)
+
+    def _mark(self, mark: Mark, x: float, y: float, placed: Placed) -> str:
         colour = {
             "approval": COLOURS["fallback"],
             "decision": COLOURS["failed"] if mark.failed else COLOURS["ok"],
@@ -292,14 +269,11 @@ class _Picture:
             "fork": COLOURS["model"],
         }[mark.kind]
         diamond = f"{x:.1f},{y - 6:.1f} {x + 6:.1f},{y:.1f} {x:.1f},{y + 6:.1f} {x - 6:.1f},{y:.1f}"
-        text = (
-            f'x="{x - 9:.1f}" text-anchor="end"' if flipped else f'x="{x + 9:.1f}"'
-        ) + f' y="{y + 4:.1f}"'
         return (
             f'<g class="mark {mark.kind}{" failed" if mark.failed else ""}" '
             f'data-kind="{mark.kind}" data-detail="{escape(mark.detail)}">'
             f'<polygon points="{diamond}" fill="{colour}"/>'
-            f"<text {text}>{escape(mark.label)}</text>"
+            f"{_text(placed, y + 4, 'mark-label')}"
             f"<title>{escape(mark.detail)}</title></g>"
         )
 
@@ -310,7 +284,7 @@ class _Picture:
         self.lane_y[lane.key] = mid
         body: list[str] = []
         for span in lane.spans:
-            x1, x2 = self.axis.x(span.start), self.axis.x(span.end)
+            x1, x2 = self._clip(span)
             if span.kind == "dispatch":
                 body.append(self._bar(span, x1, x2, y + 4, ROW_H - 8, f"dispatch {lane.status}"))
             elif span.kind == "model":
@@ -319,8 +293,8 @@ class _Picture:
                 body.append(self._bar(span, x1, x2, y + 22, 12, "tool"))
         for mark in lane.marks:
             x = self.axis.x(mark.at)
-            body.append(self._mark(mark, x, mid, flipped=_label_extent(x, mark.label, pad=9)[2]))
-        summary = lane.summary if len(lane.summary) <= 52 else lane.summary[:51] + "…"
+            body.append(self._mark(mark, x, mid, self._mark_label(x, mark)))
+        summary = _fit(lane.summary, LABEL_W - 14, LABEL_SIZE)
         badge = {
             "failed": f"FAILED {lane.reason}".strip(),
             "cut": "CUT OFF",
@@ -328,6 +302,9 @@ class _Picture:
             "fallback": "FALLBACK",
             "pending": "PENDING",
         }.get(lane.status, "")
+        # The title and the summary stay in the column left of the plot, clear of the badge.
+        # (A title only has to clear the badge, so it is measured less generously.)
+        title = _fit(lane.title, LABEL_W - 20 - text_width(badge, 10.0), 11.0, em=0.55)
         badge_svg = (
             f'<text class="badge {lane.status}" x="{LABEL_W - 4}" y="{y + 17:.1f}" '
             f'text-anchor="end">{escape(badge)}</text>'
@@ -340,7 +317,8 @@ class _Picture:
             f'data-attempt="{lane.attempt}" data-status="{lane.status}" '
             f'data-reason="{escape(lane.reason)}">'
             f'<rect class="lane-bg" x="0" y="{y:.1f}" width="{WIDTH}" height="{ROW_H}"/>'
-            f'<text class="lane-title" x="10" y="{y + 17:.1f}">{escape(lane.title)}</text>'
+            f'<text class="lane-title" x="10" y="{y + 17:.1f}">{escape(title)}'
+            f"<title>{escape(lane.title)}</title></text>"
             f"{badge_svg}"
             f'<text class="lane-summary" x="10" y="{y + 33:.1f}">{escape(summary)}'
             f"<title>{escape(lane.summary)}</title></text>" + "".join(body) + "</g>"
@@ -352,7 +330,7 @@ class _Picture:
         words = f"{span.label} · {ms:.0f} ms" if ms >= 0.5 else span.label
         tip = f"{span.detail} ({ms:.1f} ms)" if ms >= 0.5 else span.detail
         inner = ""
-        if span.kind in ("model", "tool") and _text_w(words) * 0.85 + 4 <= width:
+        if span.kind in ("model", "tool") and text_width(words, IN_BAR_SIZE) + 4 <= width:
             inner = (
                 f'<text class="in-bar" x="{x1 + 2:.1f}" y="{y + h - 3:.1f}">{escape(words)}</text>'
             )
@@ -384,15 +362,22 @@ class _Picture:
             f"C{x1 + bend:.1f},{y1:.1f} {x2 - bend:.1f},{y2:.1f} {x2:.1f},{y2:.1f}"
         )
         label = f"{link.strategy}" + ("" if target is not None else " (not started)")
-        lx, ly = (x1 + x2) / 2, (y1 + y2) / 2
+        # The label sits between the two ends, moved out of any band it would cover.
+        placed = place_centred(self.rooms, (x1 + x2) / 2, label, size=LINK_SIZE, margin=4)
+        lx, ly = placed.x, (y1 + y2) / 2
+        while any(
+            placed.left < b and a < placed.right and abs(ly - y) < 17 for a, b, y in self.link_boxes
+        ):
+            ly += 17
+        self.link_boxes.append((placed.left, placed.right, ly))
         detail = f"{link.strategy} after {link.reason}: {link.detail}"
         return (
             f'<g class="link {escape(link.strategy)}" data-strategy="{escape(link.strategy)}" '
             f'data-from="{link.source}" data-to="{link.target or ""}" '
             f'data-detail="{escape(detail)}">'
             f'<path d="{path}" marker-end="url(#arrow)"/>'
-            f'<rect x="{lx - _text_w(label) / 2 - 4:.1f}" y="{ly - 9:.1f}" '
-            f'width="{_text_w(label) + 8:.1f}" height="15" rx="7"/>'
+            f'<rect x="{placed.left:.1f}" y="{ly - 9:.1f}" '
+            f'width="{placed.right - placed.left:.1f}" height="15" rx="7"/>'
             f'<text x="{lx:.1f}" y="{ly + 2:.1f}" text-anchor="middle">{escape(label)}</text>'
             f"<title>{escape(detail)}</title></g>"
         )
