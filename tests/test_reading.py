@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from domains.support.language import detect_language
 from domains.support.order_ids import find_order_ids
 from domains.support.own_words import own_words
+from domains.support.reading import understand
 from domains.support.rules import plan_ticket, read_ticket
 from domains.support.text_norm import normalize
 from graph.abstain import REVIEW_BELOW, abstain, disagreement, review
@@ -688,3 +690,56 @@ def test_non_mi_serve_negates_a_refund() -> None:
 )
 def test_requests_in_the_words_customers_use(ticket: str, expected: set[str]) -> None:
     assert intents(ticket) >= expected
+
+
+def test_a_ticket_the_tables_read_nothing_in_takes_the_models_reading_for_a_person() -> None:
+    # The phrase tables hold no form of "another $129.00 the same day"; the learned model
+    # reads the double charge, and a reading only the model made is always checked by a person.
+    ticket = (
+        "Order no. 12345: $129.00 on 03/14 and then another $129.00 the same day. "
+        "Could you put the extra one right?"
+    )
+    assert understand(ticket).intents == ()
+    reading = read_ticket(ticket)
+    assert reading.intents == ("duplicate_charge",)
+    assert reading.unaccounted == () and reading.confidence < REVIEW_BELOW
+    # What the customer says they do not want is never filled in.
+    assert "cancellation" not in read_ticket("I don't need to cancel order 12354").intents
+    assert read_ticket("asdf qwerty").intents == ()
+
+
+def test_a_signature_with_no_sign_off_is_not_the_request() -> None:
+    ticket = (
+        "Super, c'est tout bon, le colis est bien arrivé. Merci pour votre réactivité !\n\n"
+        "Sophie Lambert\nResponsable achats — Atelier Lambert SARL\nSIRET 123 456 789 00012"
+    )
+    assert "Responsable" not in own_words(ticket)
+    assert read_ticket(ticket).intents == ("acknowledgement",)
+    # A last paragraph that asks something is the customer's, whatever its first line.
+    assert "Order 12346" in own_words("Hi,\n\nmy order 12345 is late.\n\nOrder 12346 too?")
+
+
+def test_a_role_named_in_passing_is_no_demand_for_a_manager() -> None:
+    ticket = (
+        "Before our office manager places the order: can you provide proper VAT invoices "
+        "made out to a company?"
+    )
+    assert read_ticket(ticket).intents == ("invoice",)
+    assert "complaint" in read_ticket("I want to speak to a manager about order 12345.").intents
+
+
+def test_a_tie_between_english_and_another_language_is_the_other_language() -> None:
+    # The reply must then be written by a person in the customer's language.
+    assert detect_language(
+        "Il tavolo dell'ordine 12337 potreste consegnarlo in ufficio invece che a casa?"
+    ) == "Italian"
+    english = "Lumen e-reader from order no. 12360 doesn't hold a charge any more."
+    assert detect_language(english) == "English"
+
+
+def test_a_negation_inside_a_phrase_is_a_negation() -> None:
+    reading = read_ticket(
+        "Ik wil graag mijn maandabonnement stopzetten. Het geld van deze maand hoef ik niet "
+        "terug, ik wil alleen niet dat het in juni weer verlengd wordt."
+    )
+    assert reading.intents == ("subscription",)

@@ -747,6 +747,9 @@ INTENTS: tuple[Intent, ...] = (
         policy_topics=("returns",),
         kb_articles=("KB-103",),
         label="wrong item",
+        # Part of the order not in the parcel ("statt der zwei Kartuschen war nur eine drin"):
+        # what is missing, not something else sent.
+        unless=("missing_item",),
         not_after=(
             r"i(?:'d| had|'ve| have)? (?:\w+ )?(?:picked|chose|chosen|ordered|selected|clicked|bought"
             r"|put|typed|gave|given|entered|wrote|written|used|input) (?:the |a |in the |in a )?$",
@@ -818,6 +821,8 @@ INTENTS: tuple[Intent, ...] = (
             "keep_order",
             "subscription",
             "gift_card",
+            # Points lost on an item sent back: the return is the points' story.
+            "loyalty_points",
         ),
         negatable=True,
     ),
@@ -961,7 +966,7 @@ INTENTS: tuple[Intent, ...] = (
             r"unacceptable",
             r"(?:speak|talk) (?:to|with) (?:a |an |your )?(?:human|person|real person|manager"
             r"|supervisor|team lead|someone in charge)",
-            r"manager",
+            r"(?<!office )(?<!account )(?<!project )(?<!store )(?<!our )(?<!my )manager",  # a role named in passing is no demand
             r"supervisor",
             r"escalat",
             r"complain",

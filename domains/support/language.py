@@ -16,7 +16,8 @@ WORDS: dict[str, frozenset[str]] = {
     ENGLISH: frozenset(
         "the and my was is it i you to a of for on not have has please what can order charged "
         "with this that me be are your we hi hello thanks would could did got still just but "
-        "when where why how its im ive dont do does you gift if in at from".split()
+        "when where why how its im ive dont do does you gift if in at from an any more "
+        "it's i'm i've don't doesn't didn't can't won't isn't".split()
     ),
     "French": frozenset(
         "le la les je mon ma mes est et pas une un des pour vous avec commande ete merci "
@@ -53,12 +54,20 @@ _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
 def detect_language(text: str) -> str:
-    """The ticket's language, by its most common small words (English when unsure)."""
+    """The ticket's language, by its most common small words. English when nothing else has
+    `MIN_FOREIGN_WORDS`; a tie with English goes to the other language, since a reply that
+    must be in another language needs a person ("Il tavolo dell'ordine ... in ufficio invece
+    che a casa?" has as many English small words, "in" and "a", as Italian ones)."""
     words = _WORD.findall(fold(text))
+    # An elided article or preposition is a word of its own ("dell'ordine", "l'adresse").
+    pieces = words + [p for w in words if "'" in w for p in w.split("'") if p]
     english = sum(w in WORDS[ENGLISH] for w in words)
     best, score = ENGLISH, english
     for language, vocabulary in WORDS.items():
-        hits = sum(w in vocabulary for w in words)
-        if hits > score and (hits >= MIN_FOREIGN_WORDS or english == 0):
+        if language == ENGLISH:
+            continue
+        hits = sum(w in vocabulary for w in pieces)
+        beats = hits > score or (hits == score and best == ENGLISH)
+        if beats and (hits >= MIN_FOREIGN_WORDS or english == 0) and hits > 0:
             best, score = language, hits
     return best

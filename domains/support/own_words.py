@@ -57,6 +57,30 @@ CLOSING = re.compile(
 """A sign-off on a line of its own; what follows it (a name, a phone) is the signature."""
 
 
+NAME_LINE = re.compile(
+    r"^\s*(?:[A-ZÀ-Ý]\.\s?[A-ZÀ-Ý][\w'’-]+|[A-ZÀ-Ý][\w'’-]+(?:\s+(?:van|von|de|da|di|du|der|den"
+    r"|la|le|dos|das|del))*\s+[A-ZÀ-Ý][\w'’.-]+(?:\s+[A-ZÀ-Ý][\w'’.-]+)?)\s*$"
+)
+"""A line that is only a person's name ("Sophie Lambert", "R. Okafor", "Jan van der Berg")."""
+SIGNATURE_LINE_MAX = 80
+"""A signature block's lines are short: a name, a role, a company, a phone."""
+
+
+def _unsigned(text: str) -> str:
+    """The text less a signature block with no sign-off above it: a last paragraph (after a
+    blank line) that starts with a line that is only a name, whose lines are all short and
+    ask nothing ("Sophie Lambert / Responsable achats — Atelier Lambert SARL / SIRET …")."""
+    head, sep, last = text.rstrip().rpartition("\n\n")
+    if not sep or not head.strip():
+        return text
+    lines = [line for line in last.splitlines() if line.strip()]
+    if not lines or not NAME_LINE.match(lines[0]):
+        return text
+    if any(len(line) > SIGNATURE_LINE_MAX or line.rstrip().endswith("?") for line in lines):
+        return text
+    return head
+
+
 def _cut(text: str, pattern: re.Pattern[str]) -> str:
     match = pattern.search(text)
     return text[: match.start()] if match else text
@@ -69,7 +93,7 @@ def own_words(text: str) -> str:
         match = FORWARD_HEADER.search(text)
         head = text[match.end() :] if match else text
         head = re.sub(r"(?im)^\s*(?:from|to|sent|date|subject|de|von|an|para|à)\s*:.*$", "", head)
-    head = _cut(head, SIGNATURE_START)
+    head = _unsigned(_cut(head, SIGNATURE_START))
     lines = [line for line in head.splitlines() if not line.lstrip().startswith(">")]
     kept: list[str] = []
     for line in lines:

@@ -75,6 +75,11 @@ NOT_WANTING = re.compile(
 )
 """"I don't want to cancel" says what the customer does not ask for; only a cancellation that
 was under way ("please don't cancel", "no need to cancel") makes a negation keeping the order."""
+NEGATED_INSIDE = re.compile(
+    r"\b(?:hoef\w*|hoeven) (?:ik |je |we |u )?(?:het |dat )?niet\b|\bniet (?:terug|nodig)\b"
+    r"|\bbrauche? (?:ich )?(?:\w+ )?nicht\b|\bno need\b|\bdon'?t need\b|\bpas besoin\b"
+)
+"""A negation inside a phrase that spans a clause ("het geld *hoef ik niet* terug")."""
 _NOT_A_CONJUNCTION = r"(?!(?:weil|da|denn|dass|wenn|omdat|want|dat|als|parce|car|que|quand)\b)"
 NEGATED_AFTER = re.compile(rf"^\w*(?:\s+{_NOT_A_CONJUNCTION}[\w#]+){{0,4}}?\s+(?:nicht|niet|pas)\b")
 """A negation right after the verb ("stornieren Sie nicht", "annuleer hem niet")."""
@@ -358,7 +363,11 @@ def _negated(intent: Intent, clause: str, start: int, end: int) -> bool:
         return True
     if not intent.negatable:
         return False
-    return bool(NEGATED_BEFORE.search(clause[:start]) or NEGATED_AFTER.match(clause[end - 1 :]))
+    return bool(
+        NEGATED_BEFORE.search(clause[:start])
+        or NEGATED_AFTER.match(clause[end - 1 :])
+        or NEGATED_INSIDE.search(clause, start, end)
+    )
 
 
 def _only_past(intent: Intent, clause: str) -> bool:

@@ -27,7 +27,7 @@ from workers.roster import Roster
 
 from . import second_opinion
 from .intent_model import load_model, predicted
-from .intents import BY_NAME, TIMEZONE, pattern
+from .intents import BY_NAME, INTENTS, TIMEZONE, pattern
 from .language import detect_language
 from .order_ids import ORDER_ID, find_order_ids
 from .reading import BUT, CLAUSE, PROBLEM, Understanding, is_other_persons, understand
@@ -204,7 +204,7 @@ def read_ticket(request: str) -> TicketReading:
     understood = _understood(request)
     language = detect_language(understood.own_text or request)
     intents = understood.intents
-    agreement = 1.0
+    confidence = understood.confidence
     # The learned model's second opinion (second_opinion.py): it drops an intent the
     # tables read in passing, and a disagreement lowers the confidence. It is asked only
     # where it can change the outcome: several intents to prune, or an English ticket whose
@@ -213,7 +213,17 @@ def read_ticket(request: str) -> TicketReading:
     if len(intents) > 1 or language == "English":
         scores = load_model().scores(normalize(understood.own_text))
         intents = second_opinion.pruned(intents, scores)
-        agreement = second_opinion.agreement(intents, predicted(scores))
+        confidence *= second_opinion.agreement(intents, predicted(scores))
+    unaccounted = understood.unaccounted
+    if not intents and understood.own_text.strip():
+        # Nothing the tables hold: the model's own reading, for a person to check.
+        read = second_opinion.filled(load_model().scores(normalize(understood.own_text)))
+        # Never what the customer said they do not want ("I don't need to cancel 12354").
+        read -= {name for clause in understood.clauses for name in clause.negated}
+        if read:
+            intents = tuple(i.name for i in INTENTS if i.name in read)
+            unaccounted = ()
+            confidence = second_opinion.MODEL_ONLY
     timezone = TIMEZONE.search(understood.own_text)
     return TicketReading(
         intents=intents,
@@ -222,8 +232,8 @@ def read_ticket(request: str) -> TicketReading:
         timezone=timezone.group(0) if timezone else None,
         about_an_order=is_about_an_order(understood.own_text, intents),
         action_intents=tuple(i for i in intents if BY_NAME[i].needs_order),
-        unaccounted=understood.unaccounted,
-        confidence=round(understood.confidence * agreement, 2),
+        unaccounted=unaccounted,
+        confidence=round(confidence, 2),
     )
 
 

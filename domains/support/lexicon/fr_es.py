@@ -320,6 +320,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"no da (?:senal|imagen)",
     ),
     "wrong_item": (
+        # French: ordered one thing, received another, read from the dev_d tickets (dev set, 2026-12-02)
+        r"(?:j'avais|j'ai) commande [^.;!?]{1,60}(?:et|mais) (?:j'ai )?recu",
         # "n'a rien à voir avec ma commande", "no tiene nada que ver": something else came.
         r"rien a voir avec (?:ce que|ma commande|la commande|mon achat|l'article|le produit)",
         r"(?:recu|envoye|livre|arrive|expedie)\w*\b[^.?!]{0,50}\brien a voir",
