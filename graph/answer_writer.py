@@ -13,6 +13,11 @@ refunded, cancelled, rolled back, healthy) are held to what was observed and don
 number no finding or step supports, or a state they contradict, is replaced by the composed
 one. If the model fails, the composed answer stands and says so. `MUSTER_ANSWER_WRITER=
 composed` keeps every answer composed by code, whatever the model.
+
+The model may name fallbacks (`MUSTER_WRITER_FALLBACKS`): it and they are asked through a
+`ModelChain` (`workers.model_chain`), behind the run's per-model breakers, as a worker's
+model is; the thread's `supervisor_calls` record which model wrote (`fallback_for`: the one
+it stood in for), and when every one fails the composed answer names each.
 """
 
 from __future__ import annotations
@@ -34,8 +39,10 @@ from graph.trace import TraceWriter, record_model_call, structured_request
 from graph.verify import checkable_tokens, is_supported
 from workers.contracts import Answer, Claim, Report
 from workers.errors import ConfigError
+from workers.model_chain import ModelChain, chain_of, off_schema, provider_error, run_health
 from workers.model_errors import PERMANENT_PROVIDER_REASONS
-from workers.models import model_label
+from workers.model_health import ModelHealth
+from workers.models import fallbacks_of, model_label, writes_prose
 
 WRITER_PROMPT = """You write the answer a support agent reads, from specialists' reports only.
 Return JSON with:
@@ -103,9 +110,11 @@ def _draft(out: dict[str, Any]) -> AnswerDraft:
     return parsed if isinstance(parsed, AnswerDraft) else AnswerDraft.model_validate(parsed)
 
 
-def _composed(answer: Answer, error: BaseException) -> Answer:
-    """The composed answer, degraded because the model could not write it."""
-    reason = f"the model could not write the answer ({type(error).__name__}); composed instead"
+def _composed(answer: Answer, error: BaseException, why: str = "") -> Answer:
+    """The composed answer, degraded because the model could not write it (`why`: which
+    models failed and how, when more than one was asked)."""
+    cause = why or type(error).__name__
+    reason = f"the model could not write the answer ({cause}); composed instead"
     return answer.model_copy(
         update={"degraded": True, "degraded_reasons": [*answer.degraded_reasons, reason]}
     )
@@ -177,34 +186,53 @@ async def write_with_model(
     reports: list[Report],
     *,
     trace: TraceWriter | None = None,
+    health: ModelHealth | None = None,
 ) -> Answer:
     """`answer` with the model's checked summary and reply in place of the composed ones.
 
     With a `trace`, the model call is recorded for `muster replay` as a worker's model turn
-    is (request digest, reply, tokens; node `synthesize`)."""
+    is (request digest, reply, tokens; node `synthesize`). `health`: the model health to
+    ask the model and its fallbacks behind (by default the run's, shared with its workers).
+    """
     if composed_only():
         return answer
     refused = next((r.reason for r in reports if r.reason in PERMANENT_PROVIDER_REASONS), None)
-    if refused is not None:  # one `--model` serves workers and writer: it would refuse again
+    if refused is not None and not fallbacks_of(model):
+        # One `--model` serves workers and writer: it would refuse again. (With fallbacks,
+        # the run's model health skips the refused model and asks them.)
         why = f"the model provider refused for good ({refused}); the answer is composed"
         return answer.model_copy(
             update={"degraded": True, "degraded_reasons": [*answer.degraded_reasons, why]}
         )
     messages = [SystemMessage(WRITER_PROMPT), HumanMessage(writer_input(answer, reports))]
     digest = structured_request(messages, AnswerDraft)
-    started, label = time.monotonic(), model_label(model)
+    started = time.monotonic()
+    chain: ModelChain | None = None
     try:
-        writer: Any = model.with_structured_output(AnswerDraft, include_raw=True)
-        out = await writer.ainvoke(messages)
-    except Exception as error:  # the model is outside our control; the composed answer stands
-        record_model_call(
-            trace, digest, node="synthesize", error=error, started=started, model=label
+        # The model, then each of its fallbacks while the one before is unavailable.
+        chain = ModelChain(
+            chain_of(model, lambda m: m.with_structured_output(AnswerDraft, include_raw=True)),
+            health=(health or run_health() or ModelHealth()) if writes_prose(model) else None,
+            answers=off_schema,  # a reply off the schema: the model answered, composed
         )
-        return _composed(answer, error)
+        out = await chain.ainvoke(messages)
+    except Exception as error:  # the model is outside our control; the composed answer stands
+        cause = provider_error(error)
+        first = chain.first if chain is not None else model_label(model)
+        record_model_call(
+            trace, digest, node="synthesize", error=cause, started=started, model=first
+        )
+        # One model's failure is named by its kind, as ever; several, or one not asked (a
+        # fault remembered, its circuit open), by the chain's note naming each model.
+        failures = chain.failures if chain is not None else []
+        named = len(failures) > 1 or (len(failures) == 1 and cause is error)
+        return _composed(answer, cause, chain.failure()[1][:300] if chain and named else "")
+    label = chain.answered_by or chain.first
     record_model_call(
         trace, digest, node="synthesize", reply=out["raw"], started=started, model=label
     )
-    note_call("synthesize", label, out["raw"])  # its cost, in the thread's totals
+    # Its cost, in the thread's totals, and which model wrote if a fallback did.
+    note_call("synthesize", label, out["raw"], fallback_for=chain.fallback_for)
     try:
         draft = _draft(out)
     except Exception as error:  # a reply that is no `AnswerDraft`

@@ -25,8 +25,9 @@ _CALLS: ContextVar[list[dict[str, Any]] | None] = ContextVar(
 )
 
 
-def note_call(node: str, model: str, reply: Any) -> None:
-    """Price one supervisor model call from its reply's usage, inside `counting()`."""
+def note_call(node: str, model: str, reply: Any, *, fallback_for: str = "") -> None:
+    """Price one supervisor model call from its reply's usage, inside `counting()`; a
+    fallback model that answered says which model it stood in for (`fallback_for`)."""
     calls = _CALLS.get()
     if calls is None:
         return
@@ -39,6 +40,7 @@ def note_call(node: str, model: str, reply: Any) -> None:
             "input_tokens": read,
             "output_tokens": written,
             "cost_usd": call_cost(model, read, written).usd,
+            **({"fallback_for": fallback_for} if fallback_for else {}),
         }
     )
 

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
 from workers.contracts import (
     FailureReason,
@@ -41,14 +40,9 @@ from workers.control_tools import (
 )
 from workers.cost import call_cost
 from workers.hub import COUNTED_FAILURES, CallOutcome, ToolCallResult
+from workers.model_chain import ModelChain, ModelFailed
 from workers.model_errors import describe, model_failure
-from workers.model_health import (
-    FALLBACK_REASONS,
-    TRANSIENT_PROVIDER_REASONS,
-    ModelHealth,
-    ModelUnavailable,
-    TransientModelFailure,
-)
+from workers.model_health import ModelHealth, TransientModelFailure
 from workers.models import model_label, recorded_reply, request_digest
 from workers.packet_prompt import render_packet
 from workers.proposals import review_proposals
@@ -202,10 +196,10 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
     boundary (principle 2), so it ends the run with its reason instead of raising (except
     `TransientModelFailure`, for the dispatch node's retry).
 
-    A provider model is asked through `_chain`: it and its fallbacks, each behind the
-    runtime's model health. Traced runs record the call for `muster replay`: the request's
-    digest and the response (or the error) go on the step event; an untraced run computes
-    nothing."""
+    A provider model is asked through a `ModelChain` (`workers.model_chain`): it and its
+    fallbacks, each behind the runtime's model health. Traced runs record the call for
+    `muster replay`: the request's digest and the response (or the error) go on the step
+    event; an untraced run computes nothing."""
     health = run.health if belt.provider else None  # Muster's own models never fail
     if health is not None and not belt.fallbacks:  # ends before a step, as it always did
         fault = health.fault(run.model)
@@ -218,12 +212,13 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
     turn_started = time.monotonic()
     # Digested before the call: the reply is appended to the same list.
     request = request_digest(run.messages, belt.aliases) if run.on_step is not None else None
-    failures: list[ModelUnavailable] = []
+    chain = ModelChain(((run.model, belt.runnable), *belt.fallbacks), health=health)
     try:
         if health is None:
             reply = await belt.runnable.ainvoke(run.messages)
         else:
-            reply = await _chain(run, belt, health, failures).ainvoke(run.messages)
+            reply = await chain.ainvoke(run.messages)
+            run.answered_by = chain.answered_by
     except asyncio.CancelledError:
         raise
     except Exception as error:
@@ -236,10 +231,10 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
                 "error": [type(error).__name__, str(error)],
             }
         )
-        if isinstance(error, _ModelFailed):
+        if isinstance(error, ModelFailed):
             return RunEnd(error.reason, error.note)
-        if failures:  # every model of the chain was unavailable
-            return _unavailable(run, *_chain_failure(failures))
+        if chain.failures:  # every model of the chain was unavailable
+            return _unavailable(run, *chain.failure())
         reason = model_failure(error)
         return RunEnd(reason, describe(reason, error))
     assert isinstance(reply, AIMessage)
@@ -268,83 +263,6 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
         }
     )
     return reply
-
-
-class _ModelFailed(Exception):
-    """A model's own failure that no fallback answers (a refusal, a tool call the provider
-    could not parse), out of `_chain`."""
-
-    def __init__(self, reason: FailureReason, note: str) -> None:
-        super().__init__(note)
-        self.reason, self.note = reason, note
-
-
-def _guarded(
-    run: WorkerRun, label: str, bound: Runnable[Any, Any], health: ModelHealth,
-    failures: list[ModelUnavailable],
-) -> Runnable[Any, Any]:  # fmt: skip
-    """`bound` (the model `label` with the run's tools) behind the runtime's model health:
-    not asked while a fault is remembered or its breaker is open, its calls in flight
-    capped, and each outcome counted. A failure that leaves it unavailable is
-    `ModelUnavailable` (the fallbacks' cue); the model's own failure is `_ModelFailed`."""
-
-    async def call(messages: list[BaseMessage], config: RunnableConfig) -> AIMessage:
-        fault = health.fault(label)
-        if fault is not None:
-            failure = ModelUnavailable(label, fault.reason, f"{fault.note} (not asked again)",
-                                       asked=False)  # fmt: skip
-            failures.append(failure)
-            raise failure
-        refusal = health.breaker(label).refusal()
-        if refusal is not None:
-            note = f"model {label} not asked: {refusal}"
-            failures.append(ModelUnavailable(label, "unavailable", note, asked=False))
-            raise failures[-1]
-        try:
-            async with health.gate(label):  # back-pressure: calls in flight per model
-                reply = await bound.ainvoke(messages, config)
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:
-            reason = model_failure(error)
-            note = describe(reason, error)
-            health.record(label, reason, note)
-            health.count(label, reason, note)
-            if reason not in FALLBACK_REASONS:
-                raise _ModelFailed(reason, note) from error
-            failures.append(ModelUnavailable(label, reason, note, asked=True))
-            raise failures[-1] from error
-        health.count(label, None, "")
-        run.answered_by = label
-        assert isinstance(reply, AIMessage)
-        return reply
-
-    return RunnableLambda(call, name=f"model {label}")
-
-
-def _chain(
-    run: WorkerRun, belt: ToolBelt, health: ModelHealth, failures: list[ModelUnavailable]
-) -> Runnable[Any, Any]:
-    """The run's model and its fallbacks, in order, through LangChain's `with_fallbacks`:
-    the next is asked when the one before is unavailable (`ModelUnavailable`: down,
-    unreachable, timed out, out of quota, key refused, unknown, or its breaker open). Each
-    one sits behind `_guarded`, so the per-model breaker and fault memory decide whether it
-    is asked at all: `with_fallbacks` alone would ask a model whose circuit is open."""
-    first = _guarded(run, run.model, belt.runnable, health, failures)
-    rest = [_guarded(run, label, bound, health, failures) for label, bound in belt.fallbacks]
-    return first.with_fallbacks(rest, exceptions_to_handle=(ModelUnavailable,)) if rest else first
-
-
-def _chain_failure(failures: list[ModelUnavailable]) -> tuple[FailureReason, str, bool]:
-    """The reason and note when every model of the chain was unavailable, and whether a
-    retry may help: it may if a model that was asked failed in a way that may heal (one
-    not asked, its circuit open, waits out its cooldown, not a retry's backoff). The
-    reason is that model's, else the first model's; the note names each."""
-    healing = [f for f in failures if f.reason in TRANSIENT_PROVIDER_REASONS and f.asked]
-    reason = (healing or failures)[0].reason
-    if len(failures) == 1:
-        return reason, failures[0].note, bool(healing)
-    return reason, "every model failed: " + "; ".join(f.note for f in failures), bool(healing)
 
 
 def _unavailable(run: WorkerRun, reason: FailureReason, note: str, healing: bool) -> RunEnd:

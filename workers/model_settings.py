@@ -4,11 +4,19 @@ Without them a weak local model kept generating thousands of tokens for a packet
 already cancelled, and one ticket took 406 s. Each role (the planner, the workers, the
 answer writer) gets its own `CallBounds`, sensible by default and overridden from the
 environment in one place: `MUSTER_MODEL_<FIELD>` for every role, `MUSTER_<ROLE>_<FIELD>`
-for one (fields `MAX_TOKENS`, `TEMPERATURE`, `TIMEOUT_S`, `MAX_RETRIES`; roles `PLANNER`,
-`WORKER`, `WRITER`). The bounds go to the provider's own client through LangChain's
-`init_chat_model` keyword arguments, so the HTTP request itself is cut at the timeout (its
-connection closed, which also stops a local server's generation); the offline models need
-none.
+for one (fields `MAX_TOKENS`, `TEMPERATURE`, `TIMEOUT_S`, `MAX_RETRIES`, `REQUESTS_PER_S`,
+`BURST`; roles `PLANNER`, `WORKER`, `WRITER`). The bounds go to the provider's own client
+through LangChain's `init_chat_model` keyword arguments, so the HTTP request itself is cut at
+the timeout (its connection closed, which also stops a local server's generation); the
+offline models need none.
+
+**Rate limits.** `MUSTER_MODEL_REQUESTS_PER_S` (or `MUSTER_<ROLE>_REQUESTS_PER_S`) caps the
+requests a provider model is sent per second, through LangChain's own `InMemoryRateLimiter`
+(the chat model's `rate_limiter`); `BURST` (default 1) is how many may go at once after a
+quiet spell. Unset, a model is not rate-limited (its calls in flight are still capped,
+`workers.model_health`; a call waiting for its turn holds its in-flight slot, since the
+limiter is the model's own). Roles with the same model and the same rate share one limiter, so
+`MUSTER_MODEL_REQUESTS_PER_S=2` holds a model to 2 requests a second whoever asks it.
 
 **Fallbacks.** `MUSTER_MODEL_FALLBACKS` (every role) or `MUSTER_<ROLE>_FALLBACKS` (one role)
 names, comma-separated, the `provider:model`s to ask in order when the model before them is
@@ -51,6 +59,10 @@ class CallBounds:
     max_retries: int
     """Retries of the provider client on errors that may heal (429, 5xx, a dropped link):
     0 by default, since Muster retries at one layer (the module docstring)."""
+    requests_per_s: float | None = None
+    """Requests per second the model is sent at most (None: no rate limit)."""
+    burst: int = 1
+    """Requests that may go at once after a quiet spell, under `requests_per_s`."""
 
 
 DEFAULT_BOUNDS: dict[Role, CallBounds] = {
@@ -84,10 +96,16 @@ def bounds_for(role: Role, environ: Mapping[str, str] | None = None) -> CallBoun
         for field in fields(CallBounds):
             name = prefix + field.name.upper()
             if env.get(name):
-                kind = int if field.type in ("int", int) else float
+                kind = int if field.type in ("int", int) else float  # `float | None`: float
                 bounds = replace(bounds, **{field.name: _parsed(name, env[name], kind)})
     if bounds.max_tokens < 1 or bounds.timeout_s <= 0:
         raise ConfigError(f"{role} model bounds need max_tokens >= 1 and timeout_s > 0")
+    names = f"MUSTER_MODEL_{{}} or MUSTER_{role.upper()}_{{}}"
+    if bounds.requests_per_s is not None and bounds.requests_per_s <= 0:
+        where = names.format("REQUESTS_PER_S", "REQUESTS_PER_S")
+        raise ConfigError(f"{where} must be > 0 (leave it unset for no rate limit)")
+    if bounds.burst < 1:
+        raise ConfigError(f"{names.format('BURST', 'BURST')} must be a whole number >= 1")
     return bounds
 
 

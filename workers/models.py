@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import ToolCall
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.rate_limiters import InMemoryRateLimiter
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -33,7 +34,15 @@ from workers.contracts import canonical_json, sha256_hex
 from workers.control_tools import ASK_CLARIFICATION, CONTROL_TOOL_NAMES
 from workers.cost import call_cost
 from workers.errors import ConfigError, UnknownModelError
-from workers.model_settings import Role, bounds_for, fallbacks_for, provider_kwargs, role_of
+from workers.hub.backpressure import rate_limiter_for
+from workers.model_settings import (
+    CallBounds,
+    Role,
+    bounds_for,
+    fallbacks_for,
+    provider_kwargs,
+    role_of,
+)
 from workers.packet_prompt import read_facts, read_packet
 
 ModelFactory = Callable[[str], BaseChatModel]
@@ -430,6 +439,16 @@ def load_model_factory(name: str) -> ModelFactory:
             f"model {name!r} needs LangChain's init_chat_model: pip install 'muster[{provider}]'"
         ) from None
     built: dict[Role, BaseChatModel] = {}
+    limiters: dict[tuple[str, float, int], InMemoryRateLimiter] = {}
+
+    def rate_limiter(name: str, bounds: CallBounds) -> dict[str, Any]:
+        # One limiter per model and rate, shared by the roles that ask it at that rate.
+        if bounds.requests_per_s is None:
+            return {}
+        key = (name, bounds.requests_per_s, bounds.burst)
+        if key not in limiters:
+            limiters[key] = rate_limiter_for(bounds.requests_per_s, bounds.burst)
+        return {"rate_limiter": limiters[key]}
 
     def build(role: Role) -> BaseChatModel:
         primary = build_one(name, role)
@@ -438,8 +457,9 @@ def load_model_factory(name: str) -> ModelFactory:
     def build_one(name: str, role: Role) -> BaseChatModel:
         provider, _, model_name = name.partition(":")
         try:
-            bounds = provider_kwargs(provider, bounds_for(role))
-            return init_chat_model(model_name, model_provider=provider, **bounds)
+            bounds = bounds_for(role)
+            kwargs = {**provider_kwargs(provider, bounds), **rate_limiter(name, bounds)}
+            return init_chat_model(model_name, model_provider=provider, **kwargs)
         except ConfigError:
             raise
         except ImportError:  # the provider's LangChain package: Muster's extra installs it

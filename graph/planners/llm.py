@@ -18,6 +18,12 @@ The planner is async (a provider call must not block the event loop inside an as
 so the plan node awaits the planner's result when it is awaitable. Its model call is recorded
 in the run's trace for `muster replay` (request digest, reply, tokens), as workers' turns are.
 
+The model may name fallbacks (`MUSTER_PLANNER_FALLBACKS`): it and they are asked through a
+`ModelChain` (`workers.model_chain`), as a worker's model is, behind the run's per-model
+breakers, so a planner model that is down is not asked while its circuit is open; the
+thread's `supervisor_calls` record which model planned (`fallback_for`: the one it stood in
+for). When every one fails, the call fails as it does for one model, naming each.
+
 `inputs` is a list of name/value pairs rather than a JSON object: OpenAI's strict structured
 output (the default `with_structured_output` method of `ChatOpenAI`) refuses any object
 schema whose `additionalProperties` is not `false`, which rules out `dict[str, str]`.
@@ -25,13 +31,11 @@ schema whose `additionalProperties` is not `false`, which rules out `dict[str, s
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any, Literal
 
-from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -40,9 +44,11 @@ from graph.planners.base import DEFAULT_TIMEOUT_S
 from graph.supervisor_spend import note_call
 from graph.trace import current_trace, record_model_call, structured_request
 from workers.contracts import Handoff
-from workers.errors import BadPlanError, PlannerCallError, ProviderError
+from workers.errors import BadPlanError, PlanError, PlannerCallError, ProviderError
+from workers.model_chain import ModelChain, chain_of, off_schema, provider_error, run_health
 from workers.model_errors import PERMANENT_PROVIDER_REASONS, describe, model_failure
-from workers.models import model_label
+from workers.model_health import ModelHealth
+from workers.models import writes_prose
 from workers.roster import Roster
 
 AsyncPlanner = Callable[[str, Roster], Awaitable[list[Handoff]]]
@@ -185,6 +191,9 @@ class LlmPlanner:
         """The chat model that writes the plan."""
         self.prompt = prompt
         """The instructions for a roster (`planner_prompt`, unless a caller tries another)."""
+        self._own_health: ModelHealth | None = None
+        """The model health asked outside a run (inside one, the run's, shared with its
+        workers, so a model a worker found down is not asked to plan)."""
 
     def with_model(self, model: BaseChatModel) -> LlmPlanner:
         """The same planner (the same instructions) on another model."""
@@ -202,31 +211,43 @@ class LlmPlanner:
         ]
         return await self._plan(messages, roster)
 
+    def _health(self) -> ModelHealth | None:
+        """The run's model health (shared with its workers), else this planner's own; none
+        for Muster's own models, which never fail (as in the worker loop)."""
+        if not writes_prose(self.model):
+            return None
+        health = run_health()
+        if health is None:
+            if self._own_health is None:
+                self._own_health = ModelHealth()
+            health = self._own_health
+        return health
+
     async def _plan(self, messages: list[BaseMessage], roster: Roster) -> list[Handoff]:
         schema = plan_schema(tuple(roster.workers))
-        structured = self.model.with_structured_output(schema, include_raw=True)
+        # The model, then each of its fallbacks while the one before is unavailable.
+        chain = ModelChain(
+            chain_of(self.model, lambda m: m.with_structured_output(schema, include_raw=True)),
+            health=self._health(),
+            answers=off_schema,  # a reply off the schema is the model's answer: revised
+        )
         trace, digest = current_trace(), structured_request(messages, schema)
-        started, label = time.monotonic(), model_label(self.model)
+        started = time.monotonic()
         try:
-            out = await structured.ainvoke(messages)
+            out = await chain.ainvoke(messages)
         except Exception as error:
-            record_model_call(trace, digest, node="plan", error=error, started=started, model=label)
-            if _is_bad_plan(error):
-                problem = _problem(error)
-                off_schema = f"the LLM planner's plan is off its schema: {problem}"
-                raise BadPlanError(off_schema) from error
-            reason = model_failure(error)
-            if reason in (*PERMANENT_PROVIDER_REASONS, "provider_unreachable"):
-                message = f"the planner's {describe(reason, error)}"
-                raise ProviderError(message, reason=reason) from error
-            raise PlannerCallError(
-                f"the LLM planner could not produce a plan: {type(error).__name__}: {error}"
-            ) from error
+            cause = provider_error(error)
+            record_model_call(
+                trace, digest, node="plan", error=cause, started=started, model=chain.first
+            )
+            raise _call_error(chain, cause) from cause
         assert isinstance(out, dict)  # include_raw: the reply, and what was parsed from it
+        label = chain.answered_by or chain.first
         record_model_call(
             trace, digest, node="plan", reply=out["raw"], started=started, model=label
         )
-        note_call("plan", label, out["raw"])  # its cost, in the thread's totals
+        # Its cost, in the thread's totals, and which model answered if a fallback did.
+        note_call("plan", label, out["raw"], fallback_for=chain.fallback_for)
         failed: Exception | None = out.get("parsing_error")
         if failed is not None:
             problem = _problem(failed)
@@ -241,13 +262,21 @@ class LlmPlanner:
         return to_handoffs(result, roster)
 
 
-def _is_bad_plan(error: Exception) -> bool:
-    """True when the call worked but its reply is no plan: the OpenAI client parses
-    structured output inside the call, so a reply off the schema raises pydantic's
-    `ValidationError` there, and a reply cut at `max_tokens` its `LengthFinishReasonError`."""
-    return isinstance(error, (ValidationError, json.JSONDecodeError, OutputParserException)) or (
-        type(error).__name__ in ("LengthFinishReasonError", "ContentFilterFinishReasonError")
-    )
+def _call_error(chain: ModelChain, error: Exception) -> PlanError:
+    """What a failed planner call is: a `BadPlanError` for a reply off its schema (the plan
+    node asks again), else a `PlannerCallError` (a `ProviderError` for a fault no retry
+    heals, or an endpoint not reached) naming each model asked and why it failed: the
+    plan node then fails the ticket as for one model, saying the fallbacks failed too."""
+    if off_schema(error):
+        return BadPlanError(f"the LLM planner's plan is off its schema: {_problem(error)}")
+    if chain.failures:  # every model of the chain was unavailable
+        reason, note, _ = chain.failure()
+    else:  # a model's own failure (a refusal): no fallback answers it
+        reason = model_failure(error)
+        note = describe(reason, error)
+    if reason in (*PERMANENT_PROVIDER_REASONS, "provider_unreachable"):
+        return ProviderError(f"the planner's {note}", reason=reason)
+    return PlannerCallError(f"the LLM planner could not produce a plan: {note}")
 
 
 def _problem(error: BaseException) -> str:

@@ -13,6 +13,11 @@ runs, so it is where "this server is failing" can be remembered across tickets:
   call goes through as a probe: a success closes the circuit, a failure reopens it.
 - **In-flight cap** (per server): at most `max_in_flight` calls at once; the rest wait
   their turn, so a burst of tickets cannot pile hundreds of calls on one slow backend.
+- **Rate limit** (per server, only where the servers file sets `requests_per_s`): at most
+  that many calls start a second, `burst` at once after a quiet spell, through LangChain's
+  token bucket (`InMemoryRateLimiter`, as a model's `rate_limiter`; `rate_limiter_for`). A
+  call waits for its turn before it waits for an in-flight slot (`pace`, then `gate`), so a
+  call held back by the rate holds no slot. It is per process, like the in-flight cap.
 
 **Across processes** (`board`, checkpoints/breakers.py): with the store's breaker board set
 (`open_services` does), a circuit that opens here is written to the store, every process
@@ -35,6 +40,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from langchain_core.rate_limiters import InMemoryRateLimiter
 
 from workers.hub.outcomes import COUNTED_FAILURES, CallOutcome
 
@@ -177,6 +184,21 @@ class Breaker:
             self.open_until = self.clock() + cooldown * spread
 
 
+def rate_limiter_for(requests_per_s: float, burst: int = 1) -> InMemoryRateLimiter:
+    """LangChain's token bucket for `requests_per_s`, `burst` requests at once: a chat
+    model's `rate_limiter` (`MUSTER_MODEL_REQUESTS_PER_S`, `workers.model_settings`) and a
+    server's (`requests_per_s` in the servers file). Its bucket starts full, so the first
+    `burst` requests go at once (LangChain's starts empty: a first request would wait), and
+    it is checked often enough that a request waits little past its turn."""
+    limiter = InMemoryRateLimiter(
+        requests_per_second=requests_per_s,
+        check_every_n_seconds=max(0.005, min(0.1, 0.25 / requests_per_s)),
+        max_bucket_size=burst,
+    )
+    limiter.available_tokens = float(burst)
+    return limiter
+
+
 @dataclass
 class Backpressure:
     """Every server's breaker and in-flight cap, for one hub."""
@@ -186,6 +208,10 @@ class Backpressure:
     breakers: dict[str, Breaker] = field(default_factory=dict)
     limits: dict[str, int] = field(default_factory=dict)
     """Per-server in-flight caps from the servers file (`maxInFlight`), over the default."""
+    rates: dict[str, tuple[float, int]] = field(default_factory=dict)
+    """Per-server rate limits from the servers file (`requests_per_s`, `burst`); a server
+    not named here is not rate-limited."""
+    _pacers: dict[str, InMemoryRateLimiter] = field(default_factory=dict)
     _gates: dict[str, asyncio.Semaphore] = field(default_factory=dict)
     board: BreakerBoard | None = None
     """The store's breaker board, shared with every process on the store (None: this
@@ -280,6 +306,16 @@ class Backpressure:
         """True while `server`'s circuit refuses calls (a probe is not yet due)."""
         breaker = self.breakers.get(server)
         return breaker is not None and breaker.is_open and breaker.clock() < breaker.open_until
+
+    async def pace(self, server: str) -> None:
+        """Wait for `server`'s rate limit to let one more call start (at once when it has
+        none)."""
+        rate = self.rates.get(server)
+        if rate is None:
+            return
+        if server not in self._pacers:
+            self._pacers[server] = rate_limiter_for(*rate)
+        await self._pacers[server].aacquire()
 
     def gate(self, server: str) -> asyncio.Semaphore:
         """The server's in-flight cap (created on the running loop at first use)."""

@@ -132,9 +132,15 @@ class ToolHub:
                 name: cfg.max_in_flight
                 for name, cfg in config.mcp_servers.items()
                 if cfg.max_in_flight is not None
-            }
+            },
+            rates={
+                name: (cfg.requests_per_s, cfg.burst or 1)
+                for name, cfg in config.mcp_servers.items()
+                if cfg.requests_per_s is not None
+            },
         )
-        """Each server's circuit breaker and in-flight cap, shared by every ticket."""
+        """Each server's circuit breaker, rate limit and in-flight cap, shared by every
+        ticket."""
         self._closed = False
         self.on_server_start: list[Callable[[str, ServerState], None]] = []
         """Called after each start attempt of a server's first session (up or not)."""
@@ -439,6 +445,7 @@ class ToolHub:
         if refusal is not None:
             text = f"ERROR: server '{server}' is unavailable: {refusal}"
             return self._result(entry.spec.name, CallOutcome.UNAVAILABLE, text, started)
+        await self.backpressure.pace(server)  # its rate limit first: waiting holds no slot
         async with self.backpressure.gate(server):
             conn = self._session_for(server, writes=entry.spec.writes)
             # Counted from the pick, so calls issued together spread over the sessions.

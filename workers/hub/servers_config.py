@@ -21,6 +21,10 @@ approval secret, and any name containing SECRET, TOKEN, KEY, PASSWORD, PASSWD or
 only its exact name grants one, so ``["*"]`` or ``["MUSTER_*"]`` cannot hand the approval
 secret to a server. A key written twice in one JSON object is an error, not a silent override.
 
+``sessions``, ``maxInFlight``, ``requests_per_s`` and ``burst`` bound the load on a server
+(`workers.hub.backpressure`): its sessions, its calls at once, the calls that start a second
+(none unset) and how many of those may start together.
+
 ``writeTools`` and ``readOnlyTools`` are our extensions. Tools are writes until proven reads
 (docs/architecture.md principle 12): a tool is offered to workers only if its server marks it
 ``readOnlyHint: true`` or ``readOnlyTools`` lists it. ``writeTools`` declares tools
@@ -122,6 +126,17 @@ class _ServerBase(BaseModel):
     max_in_flight: int | None = Field(default=None, ge=1, le=1024, alias="maxInFlight")
     """The most calls to this server at once (back-pressure: the rest wait their turn);
     unset, the hub's default (`MUSTER_SERVER_MAX_IN_FLIGHT`, else 16)."""
+    requests_per_s: float | None = Field(default=None, gt=0, le=10_000, allow_inf_nan=False)
+    """The most calls to this server that start per second (the rest wait their turn, before
+    the in-flight cap); unset, no rate limit."""
+    burst: int | None = Field(default=None, ge=1, le=1024)
+    """Calls that may start at once after a quiet spell, under `requests_per_s` (default 1)."""
+
+    @model_validator(mode="after")
+    def _burst_needs_a_rate(self) -> _ServerBase:
+        if self.burst is not None and self.requests_per_s is None:
+            raise ValueError("'burst' needs 'requests_per_s' (the rate it bursts over)")
+        return self
 
     @model_validator(mode="after")
     def _not_both(self) -> _ServerBase:
