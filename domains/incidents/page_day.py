@@ -11,8 +11,16 @@ names (not to say it is fine) in trouble at that time, each as much; the paged s
 far more errors and warnings than on the other days counts too when it is not failing itself.
 A change is named by its version, its time or its setting ("the timeout change"); a restart
 by on-call the page names at its time ("recs pods were restarted at 09:10") counts as a change
-does. The best day wins; on a tie, the latest (a page is about the
-recent past); with nothing to go on, the latest. The answer says which day and why.
+does. More evidence is read in `page_day_evidence.py`: the error a page quotes matched in a
+day's incident messages (as much as the onset, less for a near miss), the errors it
+describes in its own words, a release it dates by a weekday ("since monday's 1.23.0": on that
+day, however long before), a setting written as the data writes it (`promotions.max_stack`),
+changes "in the last two hours"; the paged service's warnings far above the other days (a
+leak's GC pauses) count as its unusual lines do. The best day wins; on a tie, the latest (a
+page is about the recent past); with nothing to go on, the latest. The answer says which day
+and why; when nothing singles it out or another day is within `MARGIN` of it, the day is a
+guess (`guessed`): no rollback is proposed for it and the answer asks an engineer to
+confirm the date, so another day's change is never rolled back.
 
 `resolve_page_day` is the pack's `resolve_facts` (graph/facts.py): the plan leaves such a
 page's packets without windows (and the page's text in `page_undated`); this writes the
@@ -33,12 +41,22 @@ from graph.facts import SharedFacts, record_lookup, resolve_shared_facts
 from workers.contracts import Handoff
 from workers.roster import Roster
 
+from .page_day_evidence import (
+    Message,
+    change_span,
+    dated_services,
+    dated_versions,
+    message_evidence,
+    on_dated_day,
+    settings_named,
+    settings_worded,
+)
 from .page_time import change_moments, month_day, stated_onset, versions_named
 from .reading import PageReading, read_page
 from .services import said_fine
 from .signals import NEW_AFTER, Seen, incident_signals, when
 from .triage import possessive
-from .windows import ERRORS_LOOKBACK, PAGE_DAY, UNDATED, iso, window_inputs
+from .windows import DAY_GUESS, ERRORS_LOOKBACK, PAGE_DAY, UNDATED, iso, window_inputs
 
 if TYPE_CHECKING:  # the hub loads the MCP SDK, only once a hub runs
     from workers.hub import ToolHub
@@ -51,12 +69,16 @@ ONSET_SLACK = timedelta(minutes=6)
 CHANGE_SLACK = timedelta(minutes=3)
 NAMED_CHANGE_SPAN = timedelta(hours=24)
 """A release the page names ("the 4.12.5 deploy") is at most this long before the page."""
+DATED_CHANGE_SPAN = timedelta(days=DAYS_BACK + 1)
+"""One the page dates by a day ("since monday's 1.23.0") is at most this long before it."""
+CHANGES_CHUNK = timedelta(days=2)
+"""How many days of changes one look-up reads."""
+MARGIN = 1.0
+"""A best day ahead of the next by less than this (a tie, or a quote matched a little better)
+is a guess: the paged service failing on one day of the week alone (2 points) is not."""
 SETTING_SPAN = timedelta(hours=3)
 """A config change the page names by its setting ("after the timeout change") is at most this
 long before the page (the page is about its effects)."""
-CHANGE_WORDS = re.compile(r"\b(?:change[ds]?|config|setting|flag|bump(?:ed)?|move[ds]?|"
-                          r"switch(?:ed)?|tweak(?:ed)?)\b", re.IGNORECASE)
-GENERIC_SETTING_WORDS = frozenset({"max", "min", "size", "enabled", "client", "default"})
 RESTART_WORDS = re.compile(r"\b(?:restart\w*|reboot\w*|bounced)\b", re.IGNORECASE)
 RESTARTS = "logs.search_logs"
 RESTART_SPAN = timedelta(hours=6)
@@ -69,6 +91,8 @@ as much as the paged service failing. A page names the services it sees in troub
 is about, or the incident it is paged beside ("checkout already has an incident open"); and
 the paged service's own trouble may not show as errors at all (a victim that only warns, "no
 delivery options", or a healthy service paged beside another's incident)."""
+WARNED_MIN = 20
+"""The fewest warnings over the look-back that count as unusual for the paged service."""
 NOW_SPAN = timedelta(minutes=15)
 """What "in trouble at that time" counts: the paged service's errors and warnings in the
 last minutes before the page (an incident that ended earlier that day does not count)."""
@@ -84,6 +108,8 @@ class Day:
     errors: int = 0
     failing: bool = False
     """The paged service itself was failing then (its own incident messages)."""
+    warnings: int = 0
+    """The paged service's warnings over the errors' look-back."""
 
 
 async def _call(hub: ToolHub, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
@@ -96,6 +122,20 @@ async def _call(hub: ToolHub, tool: str, args: dict[str, Any]) -> dict[str, Any]
     except json.JSONDecodeError:
         return None
     return data if isinstance(data, dict) else None
+
+
+async def _changes(hub: ToolHub, since: datetime, until: datetime) -> list[dict[str, Any]]:
+    """Every change in [since, until), read `CHANGES_CHUNK` at a time (the hub caps a tool
+    result's size, and a week of changes is more than it keeps)."""
+    out: list[dict[str, Any]] = []
+    start = since
+    while start < until:
+        end = min(until, start + CHANGES_CHUNK)
+        listed = await _call(hub, CHANGES, {"since": iso(start), "until": iso(end),
+                                            "limit": 200})
+        out += [c for c in (listed or {}).get("changes") or [] if isinstance(c, dict)]
+        start = end
+    return out
 
 
 def _data_now(packets: Sequence[Handoff]) -> datetime | None:
@@ -117,7 +157,8 @@ def _data_now(packets: Sequence[Handoff]) -> datetime | None:
 def candidates(reading: PageReading, text: str, now: datetime) -> list[datetime]:
     """The page's moment on each local day from the data's latest minute back a week (only
     the stated month and day, if the page gives one without a year, or the weekday written
-    beside its time), latest first."""
+    beside its time), latest first; both halves of the day for a time in words that says
+    neither ("ten to four UTC")."""
     assert reading.time is not None
     page = reading.time
     wanted = month_day(text)
@@ -129,27 +170,11 @@ def candidates(reading: PageReading, text: str, now: datetime) -> list[datetime]
             continue
         if page.weekday is not None and day.weekday() != page.weekday:
             continue
-        moment = page.on(day)
-        if moment <= now:
-            out.append(moment)
-    return out
-
-
-def _by_setting(text: str, changes: list[dict[str, Any]], named: set[str]
-                ) -> list[dict[str, Any]]:
-    """Config changes the page names by their setting ("after the timeout change" is
-    `upstream.timeout_ms`, "the session cache move" `session_cache.endpoint`)."""
-    if not CHANGE_WORDS.search(text):
-        return []
-    words = set(re.findall(r"[a-z]{4,}", text.lower()))
-    out = []
-    for change in changes:
-        if change.get("kind") != "config" or (named and change.get("service") not in named):
-            continue
-        target = set(re.split(r"[._\-]+", str(change.get("target") or "").lower()))
-        if (target - GENERIC_SETTING_WORDS) & words:
-            out.append(change)
-    return out
+        for moment in (page.on(day), page.on(day) + timedelta(hours=12)
+                       if page.either_half else None):
+            if moment is not None and moment <= now:
+                out.append(moment)
+    return sorted(out, reverse=True)
 
 
 def score_days(reading: PageReading, text: str, days: list[Day],
@@ -161,18 +186,35 @@ def score_days(reading: PageReading, text: str, days: list[Day],
     page = reading.time
     named = set(reading.services)
     fine = said_fine(text)
-    versions = set(versions_named(text))
+    dated = dated_versions(text)
+    versions = set(versions_named(text)) - set(dated)
+    span = change_span(text)
+    dated_changes = dated_services(text)
     for day in days:
         reasons: list[str] = []
         near = [c for c in changes if (moment := when(c.get("at"))) is not None
                 and day.at - NAMED_CHANGE_SPAN <= moment <= day.at]
         by_version = [c for c in near if str(c.get("to")) in versions
                       and (not named or c.get("service") in named)]
+        # A release the page dates by a day ("since monday's 1.23.0"): on that local day,
+        # however long before the page (the page says the trouble has run since then).
+        by_version += [c for c in changes if str(c.get("to")) in dated
+                       and (not named or c.get("service") in named)
+                       and (moment := when(c.get("at"))) is not None
+                       and on_dated_day(moment, day.at, dated[str(c.get("to"))][1], page.tz)]
+        by_day = [c for c in changes if str(c.get("service")) in dated_changes
+                  and c.get("kind") != "rollback" and (moment := when(c.get("at"))) is not None
+                  and on_dated_day(moment, day.at, dated_changes[str(c.get("service"))][1],
+                                   page.tz)]
+        in_span = [] if span is None else [
+            c for c in changes if (moment := when(c.get("at"))) is not None
+            and day.at - span <= moment <= day.at and c.get("service") in named - fine
+            and c.get("kind") != "rollback"]
         moments = change_moments(text, page, day.at)
         by_moment = [c for c in near for m in moments
                      if abs((when(c.get("at")) or m) - m) <= CHANGE_SLACK
                      and (not named or c.get("service") in named)]
-        by_setting = [c for c in _by_setting(text, near, named)
+        by_setting = [c for c in settings_worded(text, near, named) + settings_named(text, near)
                       if day.at - SETTING_SPAN <= (when(c.get("at")) or day.at)]
         restarted = [(service, moment) for service, moment in restarts
                      for m in moments if abs(moment - m) <= CHANGE_SLACK
@@ -181,8 +223,23 @@ def score_days(reading: PageReading, text: str, days: list[Day],
         if by_version or by_moment or by_setting:
             change = (by_version or by_moment or by_setting)[0]
             day.score += 4
+            dated_by = dated.get(str(change.get("to")))
             reasons.append(f"the page names {change.get('service')}'s change "
-                           f"{change.get('change_id')} ({change.get('to')}) of that day")
+                           f"{change.get('change_id')} ({change.get('to')}) of "
+                           + (f"\"{dated_by[0]}\"" if dated_by else "that day"))
+        elif by_day:
+            change = by_day[0]
+            day.score += 4
+            reasons.append(f"the page names {possessive(str(change.get('service')))} change of "
+                           f"\"{dated_changes[str(change.get('service'))][0]}\": "
+                           f"{change.get('change_id')}")
+        elif in_span:
+            day.score += 4
+            assert span is not None
+            changed = ", ".join(sorted({str(c.get("service")) for c in in_span}))
+            reasons.append(f"the page says {changed} changed in the "
+                           f"{int(span.total_seconds()) // 60} minutes before it: "
+                           f"{', '.join(str(c.get('change_id')) for c in in_span)}")
         elif restarted:
             service, moment = restarted[0]
             day.score += 4
@@ -208,6 +265,14 @@ def score_days(reading: PageReading, text: str, days: list[Day],
                                "the trouble began")
         signals, heap = incident_signals(summary)
         troubled = {s.service for s in signals}
+        matched, matched_why = message_evidence(
+            text, [Message(s.service, s.message) for s in (*signals, *heap)],
+            named - fine)
+        if matched:
+            day.score += matched
+            reasons.append(matched_why)
+        day.warnings = next((int(s.get("warnings") or 0) for s in summary.data.get("services")
+                             or [] if s.get("service") == reading.service), 0)
         if reading.service in troubled:
             day.score += 2
             day.failing = True
@@ -224,32 +289,52 @@ def score_days(reading: PageReading, text: str, days: list[Day],
     counts = [d.errors for d in days]
     if len(counts) >= 3:
         usual = statistics.median(counts)
+        warned = statistics.median(d.warnings for d in days)
         for day in days:
             # The paged service's own lines: another named service failing then does not
             # make them counted already (a victim that only warns, "no delivery options").
-            if day.errors >= max(10, 3 * usual) and not day.failing:
+            if day.failing:
+                continue
+            if day.errors >= max(10, 3 * usual):
                 day.score += 1
                 day.why = "; ".join(filter(None, [
                     day.why, f"{reading.service} logged {day.errors} errors and warnings in "
                     f"the {NOW_SPAN.seconds // 60} minutes before, against {usual:g} on a "
                     "usual day"]))
+            elif day.warnings >= max(WARNED_MIN, 3 * warned):
+                # GC-pause warnings of a leak near its limit (no errors yet).
+                day.score += 1
+                day.why = "; ".join(filter(None, [
+                    day.why, f"{reading.service} logged {day.warnings} warnings in the "
+                    f"{ERRORS_LOOKBACK.seconds // 3600} h before, against {warned:g} on a "
+                    "usual day"]))
+
+
+def guessed(days: Sequence[Day]) -> bool:
+    """True when the best day is a guess: nothing or too little singles it out (a score no
+    more than `MARGIN` ahead of the next day, a tie included). One
+    candidate (the weekday or date the page gives) is no guess."""
+    if len(days) <= 1:
+        return False
+    best, runner_up = sorted((d.score for d in days), reverse=True)[:2]
+    return best <= 0 or best - runner_up < MARGIN
 
 
 async def settle_day(reading: PageReading, text: str, now: datetime, hub: ToolHub
-                     ) -> tuple[datetime | None, str]:
-    """The page's moment on the day that fits the data best, and why (see the module
-    docstring); (None, why) when no day is possible."""
+                     ) -> tuple[datetime | None, str, bool]:
+    """The page's moment on the day that fits the data best, why (see the module
+    docstring), and whether that day is a guess (`guessed`); (None, why, True) when no day
+    is possible."""
     if reading.time is None:
-        return None, "the page states no time"
+        return None, "the page states no time", True
     moments = candidates(reading, text, now)
     if not moments:
-        return None, "no day in the data's last week fits the page's time"
+        return None, "no day in the data's last week fits the page's time", True
     days = [Day(m) for m in moments]
     if len(days) > 1:
-        earliest = min(moments) - NAMED_CHANGE_SPAN
-        listed = await _call(hub, CHANGES, {"since": iso(earliest), "until": iso(now),
-                                            "limit": 200})
-        changes = [c for c in (listed or {}).get("changes") or [] if isinstance(c, dict)]
+        earliest = min(moments) - (DATED_CHANGE_SPAN if dated_versions(text)
+                                   or dated_services(text) else NAMED_CHANGE_SPAN)
+        changes = await _changes(hub, earliest, now)
         restarts: list[tuple[str, datetime]] = []
         if RESTART_WORDS.search(text):
             found = await _call(hub, RESTARTS, {
@@ -274,12 +359,17 @@ async def settle_day(reading: PageReading, text: str, now: datetime, hub: ToolHu
                     service.get("warnings") or 0)
         score_days(reading, text, days, summaries, changes, recent, restarts)
     best = max(days, key=lambda d: (d.score, d.at))
+    guess = guessed(days)
     if best.score <= 0:
         why = ("nothing in the page or the data singles out a day, so the latest "
                f"{reading.time.written} before the data's latest minute")
     else:
         why = best.why
-    return best.at, why
+    if guess and best.score > 0:
+        rivals = sum(1 for d in days if d.score == best.score) - 1
+        why += (f"; {rivals} other day{'s' if rivals > 1 else ''} fit{'' if rivals > 1 else 's'}"
+                " as well, so the latest" if rivals else "; no more than that singles it out")
+    return best.at, why, guess
 
 
 async def resolve_page_day(
@@ -296,8 +386,8 @@ async def resolve_page_day(
     if now is None:
         data = await _call(hub, SUMMARY, {"service": reading.service or ""})
         now = when((data or {}).get("until"))
-    at, why = (None, "the data's latest minute could not be read") if now is None else (
-        await settle_day(reading, text, now, hub))
+    at, why, guess = (None, "the data's latest minute could not be read", True) if (
+        now is None) else await settle_day(reading, text, now, hub)
     if at is None:
         note = f"could not settle the page's date ({why}): nothing was triaged"
         return SharedFacts(packets=[], notes=[note])
@@ -306,9 +396,11 @@ async def resolve_page_day(
         inputs = {k: v for k, v in packet.inputs.items() if k != UNDATED}
         inputs.update(window_inputs(packet.recipient, at))
         inputs[PAGE_DAY] = why
+        if guess:
+            inputs[DAY_GUESS] = "yes"
         rewritten.append(packet.model_copy(update={"inputs": inputs, "facts": ()}))
     resolved = await resolve_shared_facts(rewritten, order_ids, hub=hub, roster=roster)
-    note = f"page date settled: {at:%Y-%m-%d %H:%M} UTC ({why})"
+    note = (f"page date {'guessed' if guess else 'settled'}: {at:%Y-%m-%d %H:%M} UTC ({why})")
     return SharedFacts(
         packets=resolved.packets, notes=[note, *resolved.notes],
         unknown_orders=resolved.unknown_orders, answered=resolved.answered,

@@ -13,7 +13,8 @@ stated elsewhere in the page, else `page_day.py` from the data). A page with no 
 reads as None, never as "now". An alert payload's own time key (`startsAt=...`) is the page's
 time, as is any payload key's that names no change (`"since": "..."`, `"date": ...`);
 a restart's ("bounced at 11:40") is a change's. Zones are read in `zones.py` (an
-unknown one makes the time unknown), dates and the weekday beside the time in `page_date.py`.
+unknown one makes the time unknown), dates and the weekday beside the time in `page_date.py`,
+clock times in words with a zone ("about ten to four UTC") in `prose_clock.py`.
 
 Pure functions, standard library only (datetime, zoneinfo).
 """
@@ -27,6 +28,7 @@ from zoneinfo import ZoneInfo
 
 from .page_date import month_day as month_day  # re-exported: read from here before page_date
 from .page_date import stated_day, weekday_beside
+from .prose_clock import prose_clocks
 from .zones import UTC_ZONE, Zone, zone_after
 from .zones import zone_named as zone_named
 
@@ -131,6 +133,9 @@ class Mention:
     """`page`, `onset` or `change`, from the words before it."""
     unknown_zone: str = ""
     """A zone the text names but no table knows (`18:35 Springfield time`)."""
+    either_half: bool = False
+    """Written in words with no word for the half of the day ("ten to four UTC"): `clock`
+    is the morning's, and it may be twelve hours later."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,8 @@ class PageTime:
     """A zone named but not known (the time is then not trusted)."""
     weekday: int | None = None
     """The weekday written beside the time (0 = Monday), for a page without a date."""
+    either_half: bool = False
+    """A time in words that may be the morning's or twelve hours later (`Mention`)."""
 
     @property
     def tz(self) -> tzinfo:
@@ -225,6 +232,16 @@ def time_mentions(text: str) -> list[Mention]:
         mentions.append(Mention(match.start(), end, text[match.start():end].strip(),
                                 time(hour, minute), zone, None, _kind(text, match.start()),
                                 unknown))
+    spans = taken + [(m.start, m.end) for m in mentions]
+    for prose in prose_clocks(text):
+        if any(a <= prose.start < b or prose.start <= a < prose.end for a, b in spans):
+            continue
+        zone, end, unknown = zone_after(text, prose.end)
+        if zone is None and not unknown:
+            continue  # only with a zone: "five to ten minutes" is no time
+        mentions.append(Mention(prose.start, end, text[prose.start:end].strip(), prose.clock,
+                                zone, None, _kind(text, prose.start), unknown,
+                                prose.either_half))
     return sorted((replace(m, written=_balanced(m.written)) for m in mentions),
                   key=lambda m: m.start)
 
@@ -265,7 +282,7 @@ def read_page_time(text: str) -> PageTime | None:
         full, _ = stated_day(text)
         day = full
     return PageTime(page.written, page.clock, zone, day, page.unknown_zone,
-                    weekday_beside(text, page.start, page.end))
+                    weekday_beside(text, page.start, page.end), page.either_half)
 
 
 

@@ -37,11 +37,13 @@ from workers.contracts import (
 )
 from workers.roster import Roster
 
+from .answer_time import assumed_time as assumed_time
+from .answer_time import day_guessed, time_claim
 from .page_day import resolve_page_day
 from .page_time import iso_minute
-from .reading import PageReading, read_page
+from .reading import read_page
 from .triage import SERVICES, Diagnosis, diagnose, hhmm, possessive, seen_from
-from .windows import PAGE_DAY, UNDATED, page_time_of, window_inputs
+from .windows import DAY_GUESS, UNDATED, page_time_of, window_inputs
 
 INTENT = "incident_triage"
 """The one thing a page asks: what broke, why, and what to do."""
@@ -149,6 +151,8 @@ def suggest_rollback(packet: Handoff, findings: Sequence[Finding]) -> list[Propo
     diag = _diagnose_packet(packet, findings)
     if not diag.rollback or diag.change is None or rolled_back(diag.change):
         return []  # a change another thread already rolled back is not put to a human
+    if packet.inputs.get(DAY_GUESS):
+        return []  # the page's day is a guess: another day's change is never rolled back
     change = diag.change
     return [
         ProposedAction(
@@ -172,6 +176,8 @@ def check_rollback(
     diag = _diagnose_packet(packet, findings)
     if not diag.rollback:
         return f"the observations name no change to roll back ({diag.category})"
+    if packet.inputs.get(DAY_GUESS):
+        return "the page gives no date and its day is a guess: an engineer must confirm it"
     if action.args["change_id"] != diag.change_id:
         return f"{action.args['change_id']} is not the change the errors follow ({diag.change_id})"
     return None
@@ -217,18 +223,6 @@ page proposed it (graph/approval.py)."""
 # --- the answer ---------------------------------------------------------------------------
 
 
-def assumed_time(values: MusterState | dict[str, Any]) -> tuple[datetime | None, str]:
-    """The page's moment the triage assumed (UTC) and, for a page without a date, how its
-    day was settled: the packets' (the plan's, or `resolve_page_day`'s), else the text's."""
-    for packet in values.get("packets") or []:
-        inputs = packet.inputs if isinstance(packet, Handoff) else dict(
-            packet.get("inputs") or {})
-        moment = page_time_of(inputs)
-        if moment is not None:
-            return moment, str(inputs.get(PAGE_DAY) or "")
-    return read_page(str(values.get("request") or "")).at, ""
-
-
 def diagnose_state(values: MusterState | dict[str, Any]) -> Diagnosis:
     """The diagnosis from every usable report of a thread (what the answer names)."""
     request = str(values.get("request") or "")
@@ -236,31 +230,6 @@ def diagnose_state(values: MusterState | dict[str, Any]) -> Diagnosis:
     usable = [r for r in reports.values() if r.status == "ok"]
     seen = seen_from((f"{r.packet_id}/{f.id}", f) for r in usable for f in r.findings)
     return diagnose(seen, paged=paged_service(request), at=assumed_time(values)[0])
-
-
-def time_claim(reading: PageReading, at: datetime | None, day_reason: str) -> str:
-    """How the answer states the page time it assumed ("Page time read as 2025-06-10 13:40
-    UTC (09:40 EDT)."), or that it could not tell it."""
-    page = reading.time
-    if page is None and reading.unknown_zone:
-        return (f"Page time: could not tell: \"{reading.unknown_zone}\" is in a zone Muster "
-                "does not know, so the page was not triaged as of any time.")
-    if page is None:
-        return ("Page time: could not tell: the page states no time, so it was not triaged "
-                "as of any time (not even the data's latest minute).")
-    if at is None:
-        return (f"Page time: could not tell which day \"{page.written}\" is: the page gives no "
-                "date and none could be settled from the data.")
-    shown = page.local(at)
-    text = f"Page time read as {at:%Y-%m-%d %H:%M} UTC"
-    if page.zone is None:
-        text += " (the page gives no zone: read as UTC)"
-    elif shown != f"{at:%H:%M} UTC":
-        text += f" ({shown})"
-    if page.day is None:
-        text += (f"; the page gives no date, so the day is the one whose data fits it: "
-                 f"{day_reason}" if day_reason else "; the page gives no date")
-    return text + "."
 
 
 def _proposed(reports: dict[str, Report]) -> list[ProposedAction]:
@@ -290,6 +259,7 @@ def compose_answer(state: MusterState) -> Answer:
     request = str(state.get("request") or "")
     reading = read_page(request)
     at, day_reason = assumed_time(state)
+    guess = day_guessed(state)
     failed_workers = sorted({r.worker for r in run.failed})
     summary: list[Claim] = []
     if reading.service is None:
@@ -314,7 +284,7 @@ def compose_answer(state: MusterState) -> Answer:
             )
         )
     # The page time right after the cause (the first claim stays the cause).
-    summary.insert(1, Claim(text=time_claim(reading, at, day_reason)))
+    summary.insert(1, Claim(text=time_claim(reading, at, day_reason, guess)))
     summary += [Claim(text=text, cites=cites) for text, cites in diag.evidence]
     summary += [
         Claim(text=f"Ruled out: {cid}: {why}.", cites=cites) for cid, why, cites in diag.ruled_out
@@ -364,6 +334,13 @@ def compose_answer(state: MusterState) -> Answer:
             text=f"{diag.change_id} was already rolled back ({ran}): nothing to approve; "
             "check that the errors stop.",
             cites=[diag.change_cite] if diag.change_cite else [],
+        ))
+    if not steps and guess and diag.rollback and diag.change_id:
+        steps.append(ResolutionStep(
+            intent=INTENT, kind="open",
+            text=f"The page gives no date and {at:%Y-%m-%d} is a guess: {diag.change_id} is "
+            "not proposed for rollback until an engineer confirms the page's day "
+            "(a rollback of another day's change would undo one that is not the cause).",
         ))
     if not steps:
         other = (
@@ -415,6 +392,9 @@ def compose_answer(state: MusterState) -> Answer:
                            "without the page's time (a quiet data end is not a false alarm)")
     elif at is None:
         unknown.append(f"which day \"{reading.time.written}\" is: give the date and run again")
+    elif reading.time.day is None and guess:
+        unknown.append(f"the page's date: {at:%Y-%m-%d} is a guess (the page and the data "
+                       "do not single it out): give the date and run again")
     elif reading.time.day is None:
         unknown.append(f"the page's date: read from the data ({at:%Y-%m-%d}); say so if it "
                        "is another day")
@@ -428,6 +408,7 @@ def compose_answer(state: MusterState) -> Answer:
         or any(s.kind == "action" and s.approval == "pending approval" for s in steps)
         or any(a.status in ("refused", "failed", "approved", "held") for a in actions)
         or escalated
+        or guess
     )
     answer = Answer(
         text="",

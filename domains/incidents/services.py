@@ -11,7 +11,8 @@ basket ok?", "recs pods were restarted 10 min ago; now SearchQueryP95High fired"
 mention is read for its role in its clause: the subject of the alert (inside an alert name,
 or followed by "alert", "fired", "warn"... unless the page says it is over), the one asked
 about ("is shipping affected?", "make sure cart isn't caught up in it") and one said to be
-failing ("checkout is slow") count for it; a service named as the subject of a change, a
+failing ("checkout is slow") count for it, and the one an alert label or payload key names
+(`service=cart`, `"service": "checkout"`) most; a service named as the subject of a change, a
 restart or an incident of its own ("checkout's 4.13.0 is failing", "the inventory deploy",
 "pricing got restarted", "profile is having its incident") or said to be fine counts against
 it. Each service scores its best mention; the best-scored wins, on a tie the one whose best
@@ -105,6 +106,13 @@ HEALTHY_AFTER = re.compile(
     r"green)\b|^\s+(?:works|is working)\b", re.IGNORECASE)
 """After a service: the page says it is healthy ("stock levels look fine", "profile is
 fine")."""
+LABEL_BEFORE = re.compile(
+    r"""(?:^|[\s{,(])["']?(?:service|svc|app|application|component)["']?\s*[:=]\s*["']?$""",
+    re.IGNORECASE)
+"""Right before a service: an alert label or payload key names it (`service=checkout`,
+`"service": "checkout"`): the alert's subject, above the words of its alert name
+(`PaymentIntentBuildFailures` with `service: checkout` is about checkout)."""
+LABEL_SCORE = 5
 OVER = re.compile(r"\b(?:resolved|cleared|recovered|earlier)\b", re.IGNORECASE)
 """An alert the page says is over ("fired earlier and resolved") is not what it pages about."""
 CLAUSE_END = re.compile(r"[;!?\n]|\.(?=\s|$)|\s-\s|,\s(?=[a-z])|\(|\)")
@@ -178,6 +186,8 @@ def _role(lowered: str, mention: Mention) -> int:
     before = lowered[begin:mention.start]
     after = lowered[mention.end:stop.start() if stop else len(lowered)]
     score = 0
+    if LABEL_BEFORE.search(before):
+        score += LABEL_SCORE
     if mention.in_alert_name:
         score += 3
     elif ALERT_WORDS.match(after) and not OVER.search(after):

@@ -19,6 +19,9 @@ PAGE_TIME = "page_time"
 """The packet input holding the page's moment as read (UTC), for the answer and scoring."""
 PAGE_DAY = "page_day"
 """The packet input saying how the date of a page without one was settled."""
+DAY_GUESS = "page_day_guess"
+"""The packet input set when that date is a guess (nothing, or too little, singles a day
+out): no rollback is proposed and the answer asks an engineer for the date."""
 UNDATED = "page_undated"
 """The packet input holding a page whose date is still to settle (its text)."""
 
