@@ -330,7 +330,7 @@ def with_intents(packet: Handoff, reading: TicketReading, roster: Roster) -> Han
     spec = roster.get(packet.recipient)
     if spec is None or not spec.proposes or "intents" in packet.inputs:
         return packet
-    if not reading.action_intents:
+    if not reading.action_intents or not reading.may_propose:
         return packet
     intents = ",".join(reading.action_intents)
     return packet.model_copy(update={"inputs": {**packet.inputs, "intents": intents}})

@@ -32,10 +32,16 @@ ORDER_WORDS: tuple[str, ...] = (
     r"ordem",
     r"ordre",
     r"ord",
+    # Abbreviations customers write: "cde 12348", "cmd 12350", "Best.-Nr. 12323".
+    r"cde",
+    r"cmde?",
+    r"best\.?\s?-?\s?nr",
 )
 """The word for an order, in the languages the rules planner reads."""
 
-_NUMBER_SIGN = r"(?:#|n[°º]\.?|n\.|no\.?|nr\.?|num(?:ber|[eé]ro)?\.?|number|id|nummer|n[uú]mero)"
+_NUMBER_SIGN = (
+    r"(?:#|n[°º]\.?|n\.\s?[°º]|n\.|no\.?|nr\.?|num(?:ber|[eé]ro)?\.?|number|id|nummer|n[uú]mero)"
+)
 _INTRO = (
     r"(?:\b(?:cancel|refund|return|track|check|annuler|stornieren|cancelar)\s+(?=\d)|"
     rf"#\s*|\b(?:{'|'.join(ORDER_WORDS)})\b(?:\s+(?:{_NUMBER_SIGN}|de|du|number))*"

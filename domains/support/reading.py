@@ -56,7 +56,13 @@ _NEGATION_FILLER = (
 NEGATED_BEFORE = re.compile(
     r"(?<![\w])(?:don'?t|dont|do not|doesn'?t|does not|did not|didn'?t|won'?t|no need|not|never"
     r"|no longer|without|ne|n'|pas besoin|pas la peine|inutile|nicht|kein|keine|no hace falta"
-    r"|no|non|niet|geen|hoeft niet|nao|nem|rien|nada|niente|nichts|niets|nothing)"
+    r"|no|non|niet|geen|hoeft niet|nao|nem|rien|nada|niente|nichts|niets|nothing"
+    # "Bitte auf keinen Fall stornieren": a negation said emphatically, in each language.
+    r"|auf keinen fall|keinesfalls|bloss nicht|unter keinen umstaenden|en aucun cas|surtout pas"
+    r"|de ninguna manera|de ningun modo|bajo ningun concepto|en ningun caso|in nessun caso"
+    r"|per nessun motivo|assolutamente non|in geen geval|absoluut niet|zeker niet"
+    r"|de jeito nenhum|de forma alguma|de modo algum|em caso algum|under no circumstances"
+    r"|by no means|absolutely not|definitely not)"
     rf"(?:\s+{_NEGATION_FILLER}|\s*(?:d'|l'))*\s*$"
     r"|(?<![\w])(?:(?:don'?t|do not|no|not) (?:need|want|asking for|after)|ne (?:demande|veux)"
     r" pas|non (?:voglio|chiedo)|no (?:quiero|pido|necesito)|(?:will|moechte|brauche) kein\w*"
@@ -80,6 +86,8 @@ NEGATED_INSIDE = re.compile(
     r"|\bbrauche? (?:ich )?(?:\w+ )?nicht\b|\bno need\b|\bdon'?t need\b|\bpas besoin\b"
 )
 """A negation inside a phrase that spans a clause ("het geld *hoef ik niet* terug")."""
+FRESH_QUESTION = re.compile(r"(?:can|could|will|would|may)\s+(?:you|this|it|that|u|i|we)\b")
+"""A phrase that opens with a question of its own."""
 _NOT_A_CONJUNCTION = r"(?!(?:weil|da|denn|dass|wenn|omdat|want|dat|als|parce|car|que|quand)\b)"
 NEGATED_AFTER = re.compile(rf"^\w*(?:\s+{_NOT_A_CONJUNCTION}[\w#]+){{0,4}}?\s+(?:nicht|niet|pas)\b")
 """A negation right after the verb ("stornieren Sie nicht", "annuleer hem niet")."""
@@ -111,7 +119,11 @@ COURTESY = re.compile(
     r"|hola|buen(?:os|as) (?:dias|tardes|noches)|estimad[oa]s?.*|gracias(?: de antemano)?"
     r"|ciao|buongiorno|buonasera|salve|gentil[ei].*|grazie(?: mille| in anticipo)?"
     r"|hoi|goedemiddag|goedemorgen|beste.*|geachte.*|bedankt|dank ?u(?: wel)?"
-    r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa])\W*$"
+    r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa]"
+    # A greeting asked as a question ("Oi, tudo bem?", "ça va ?"): no request.
+    r"|(?:(?:oi|ola|hi|hey|hello|hola|ciao|salut|hallo|hoi|bonjour)\W+)?(?:tudo bem|tudo bom"
+    r"|how are you(?: doing)?|how'?s it going|que tal|como estas|come va|come state|ca va"
+    r"|comment allez-vous|wie geht'?s(?: euch| ihnen)?|hoe gaat het(?: met jullie)?))\W*$"
 )
 """A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
 COMPANIONS = frozenset({"acknowledgement", "refund_request", "callback"})
@@ -363,8 +375,11 @@ def _negated(intent: Intent, clause: str, start: int, end: int) -> bool:
         return True
     if not intent.negatable:
         return False
+    # A phrase that is itself a question ("... after all can this still be stopped") starts
+    # a fresh request: a negation before it is not its own.
+    asks_itself = FRESH_QUESTION.match(clause, start)
     return bool(
-        NEGATED_BEFORE.search(clause[:start])
+        (NEGATED_BEFORE.search(clause[:start]) and not asks_itself)
         or NEGATED_AFTER.match(clause[end - 1 :])
         or NEGATED_INSIDE.search(clause, start, end)
     )

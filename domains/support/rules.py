@@ -154,6 +154,20 @@ FIRST_PERSON = re.compile(
 order id, asks about the shop in general ("Do gift cards expire?")."""
 
 
+CONDITIONAL = (
+    r"if (?:i|we) (?:ever )?(?:find|see|spot|buy|order|purchase)",
+    r"si (?:je|on) (?:trouve|vois|commande|achete)",
+    r"wenn (?:ich|man) (?:\w+ ){0,3}(?:finde|findet|sehe|bestelle|bestellt|kaufe|kauft)",
+    r"si (?:encuentro|veo|compro|pido)",
+    r"se (?:trovo|vedo|compro|ordino|acquisto)",
+    r"als (?:ik|je) (?:\w+ ){0,3}(?:vind|zie|bestel|koop)",
+    r"se (?:eu )?(?:encontrar|achar|vir|comprar|encomendar)",
+)
+"""A question about what would happen if the customer bought or found something ("se trovo lo
+stesso prodotto a meno su Amazon, mi fate il prezzo uguale?"): general, unless the ticket
+also speaks of a purchase of theirs (`PERSONAL`). Read from the dev_d tickets."""
+
+
 def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
     """True when the ticket concerns the customer's own order, even if it names none. Only a
     ticket that sounds like a general question ("What is your returns policy?") and says
@@ -166,6 +180,8 @@ def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
         return False
     if pattern(PERSONAL).search(text):
         return True
+    if pattern(CONDITIONAL).search(text):
+        return False
     asks_without_a_self = (
         "?" in text and not FIRST_PERSON.search(text) and not PROBLEM.search(text)
     )
@@ -215,6 +231,7 @@ def read_ticket(request: str) -> TicketReading:
         intents = second_opinion.pruned(intents, scores)
         confidence *= second_opinion.agreement(intents, predicted(scores))
     unaccounted = understood.unaccounted
+    may_propose = True
     if not intents and understood.own_text.strip():
         # Nothing the tables hold: the model's own reading, for a person to check.
         read = second_opinion.filled(load_model().scores(normalize(understood.own_text)))
@@ -224,6 +241,7 @@ def read_ticket(request: str) -> TicketReading:
             intents = tuple(i.name for i in INTENTS if i.name in read)
             unaccounted = ()
             confidence = second_opinion.MODEL_ONLY
+            may_propose = False  # a model's guess cancelled an order whose address was wrong
     timezone = TIMEZONE.search(understood.own_text)
     return TicketReading(
         intents=intents,
@@ -234,6 +252,7 @@ def read_ticket(request: str) -> TicketReading:
         action_intents=tuple(i for i in intents if BY_NAME[i].needs_order),
         unaccounted=unaccounted,
         confidence=round(confidence, 2),
+        may_propose=may_propose,
     )
 
 
@@ -285,9 +304,11 @@ def plan_ticket(request: str, roster: Roster) -> list[Handoff]:
         return []
     labels = ", ".join(BY_NAME[i].label for i in intents)
     order_intents = ",".join(i for i in intents if BY_NAME[i].needs_order) or "order_enquiry"
+    if not reading.may_propose:
+        order_intents = "order_enquiry"  # look the order up for the person; propose nothing
     per_order = intents_per_order(request, reading)
     for order_id in reading.order_ids:
-        mine = per_order.get(order_id) or order_intents
+        mine = (reading.may_propose and per_order.get(order_id)) or order_intents
         add(
             "billing",
             f"Establish the charges, refunds and delivery of order {order_id} and what the "

@@ -55,3 +55,7 @@ class TicketReading:
     without a human (`graph.abstain`)."""
     confidence: float = 1.0
     """How much of what the request asks the reading accounts for, 0 to 1."""
+    may_propose: bool = True
+    """Whether the reading is one an action may be proposed from. A reading only a learned
+    model made (support: `second_opinion.filled`) routes the request and looks its subject
+    up, but proposes nothing: a person reads the request first."""

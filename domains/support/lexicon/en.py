@@ -64,6 +64,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:waiting|wait) (?:for|on) (?:my|the|a) (?:money|funds|reimbursement|repayment)",
     ),
     "cancellation": (
+        # English: stop an order before it ships, read from the dev_e tickets (dev set, 2026-12-02)
+        r"(?:can|could) (?:this|it|that|the order|my order|(?:the|my) \w+) (?:still )?be (?:stopped|halted|called off|pulled)",
+        r"stop (?:the|my|this) (?:order|shipment|delivery)\b",
         r"cancel(?!l?ed\b|ad[oa]s?\b|l?at[oaie]\b|ei\b|ou\b)",
         r"(?:cancle(?!d\b)|cancl(?:ing|ation)|cansel(?!l?ed\b)|cancal\b|cacnel|canncel|cnacel|canel\b|cancek\b|cancell\b)",
         r"(?:want|need|like|get|have|please|pls|plz) (?:it|this|that|them|both|everything|the order|my order|this order|that order|the whole order|the whole thing|the rest|order #?\d+|#\d+|\d{5}|the \w+) cancell?ed",

@@ -746,6 +746,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:olvidaron|se olvidaron de) (?:poner|incluir|meter|enviar)",
     ),
     "address_change": (
+        # French: a mistake in the address, read from the dev_e tickets (dev set, 2026-12-02)
+        r"(?:trompe|erreur|faute|coquille) (?:\w+ ){0,3}(?:l'|d'|mon |l )?adresse",
+        r"corriger (?:l'|mon |l )?adresse",
+        r"adresse (?:\w+ ){0,3}(?:erronee|fausse|incorrecte)",
         # French
         r"(?:changer|changez|modifier|modifiez|corriger|corrigez|rectifier|rectifiez|mettre a jour|actualiser|remplacer|changement|modification|correction|rectification) (?:de |d')?(?:l'|l |mon |ma |d'|d |cette |votre )?adresse",
         r"changement d'?\s?adresse",

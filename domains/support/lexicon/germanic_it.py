@@ -376,6 +376,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"ancora (?:niente|nulla) (?:del|dal|di|sul) (?:pacco|ordine|corriere|spedizione)",
     ),
     "damaged_item": (
+        # German: soaked or cracked on arrival, read from the dev_e tickets (dev set, 2026-12-02)
+        r"(?:hat|hatte) (?:einen|an) (?:sprung|riss|knick|delle)",
+        r"(?:durchgeweicht|aufgeweicht|klatschnass|voellig nass|zerdrueckt|eingedrueckt)",
         # German
         r"besch(?:ae|a)dig",
         r"kaputt (?:an\b|angekommen|geliefert|zugestellt|bei mir|ausgepackt|aus dem karton|im paket)",
