@@ -271,7 +271,9 @@ def test_a_reading_the_learned_model_disagrees_with_is_checked_by_a_person() -> 
     several = read_ticket("Please cancel order 12324, and my loyalty points never showed up.")
     assert set(several.intents) == {"cancellation", "loyalty_points"}
     assert one.confidence == 1.0 and several.confidence == 1.0
-    doubted = read_ticket("the kettle from 12331 makes a weird noise, also can I get a receipt")
+    doubted = read_ticket(
+        "Order 12350: the lamp is fine but I want to talk about my points and my invoice"
+    )
     assert doubted.confidence < REVIEW_BELOW
     complete = Answer(text="", status="complete", degraded=False, needs_human=False)
     checked = review(complete, doubted.confidence)
@@ -830,3 +832,48 @@ def test_a_greeting_asked_as_a_question_asks_for_nothing() -> None:
         "Oi, tudo bem? Vocês me cobraram DUAS vezes os R$ 32,99 no pedido 12366. Valeu!"
     )
     assert reading.unaccounted == ()
+
+
+def test_a_refund_already_made_is_the_tickets_story_not_a_request() -> None:
+    told = read_ticket(
+        "Sorry to be a pain but the camera on 12372 - the screen flickers and goes green. "
+        "You already gave me some money back for the scratch, but now it's not working."
+    )
+    assert "refund_request" not in told.intents
+    asked = read_ticket("You already refunded half of order 12372. Where is the rest?")
+    assert "refund_request" in asked.intents
+
+
+@pytest.mark.parametrize(
+    ("ticket", "intent"),
+    [
+        (
+            "La liseuse de la commande 12375 reste bloquée sur l'écran de démarrage.",
+            "defective_item",
+        ),
+        (
+            "Il macinacaffè dell'ordine 12370 non macina più: il motore gira ma niente.",
+            "defective_item",
+        ),
+        (
+            "De e-reader van bestelling 12375 blijft hangen en reageert op niks meer.",
+            "defective_item",
+        ),
+        ("Mein Lautsprecher (Bestellung 12369) geht ständig von allein aus.", "defective_item"),
+        ("The e-reader from 12375: the screen just stays black whatever I do.", "defective_item"),
+    ],
+)
+def test_a_fault_described_by_its_symptoms_is_a_defect(ticket: str, intent: str) -> None:
+    assert intent in read_ticket(ticket).intents
+
+
+def test_taking_back_a_cancellation_keeps_the_order_and_ordered_twice_is_no_double_charge() -> None:
+    reading = read_ticket(
+        "Hallo, meine Tochter hat aus Versehen die Bestellung 12376 storniert. Den Wasserkocher "
+        "wollen wir aber unbedingt noch haben. Lässt sich das rückgängig machen?"
+    )
+    assert reading.intents == ("keep_order",)
+    assert (
+        "duplicate_charge"
+        not in read_ticket("Bitte storniert 12364, die hab ich doppelt bestellt.").intents
+    )

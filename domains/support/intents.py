@@ -108,7 +108,7 @@ INTENTS: tuple[Intent, ...] = (
             r"double (?:prelevement|debit|paiement|facturation)",
             r"(?:debite|preleve|facture|paye)\w* deux",
             r"deux prelevements",
-            r"doppelt",
+            r"doppelt(?! (?:bestellt|gekauft|geordert|aufgegeben))",  # ordered twice is no double charge
             r"zweimal (?:abgebucht|belastet|berechnet|bezahlt|eingezogen)",
             r"zwei (?:abbuchungen|belastungen|zahlungen)",
             r"(?:abgebucht|belastet|berechnet)[^.?!]{0,30}zweimal",

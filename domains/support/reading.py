@@ -36,11 +36,11 @@ CLAUSE = re.compile(
 or before a digit ("$129.00", "no.12355") or after "no", "Nr." (also at a word's end:
 "bestelnr.", "Bestellnr."), "Str.", "n.º" is no sentence end."""
 BUT = re.compile(
-    r"(?:,\s*|\s+)(?=(?:but|mais|pero|ma|mas|however|though)\s)|,\s*(?=(?:aber|maar)\s)",
+    r"(?:,\s*|\s+)(?=(?:but|mais|pero|ma|mas|however|though)\s)|(?:,|\s[-–—])\s*(?=(?:aber|maar)\s)",
     re.IGNORECASE,
 )
 """Where a clause turns ("…, but my own order…"): each side is read on its own. German
-"aber" and Dutch "maar" turn a clause only after a comma: without one they are mostly
+"aber" and Dutch "maar" turn a clause only after a comma or a dash: without one they are mostly
 particles ("die hab ich aber nie aufgegeben", "im Paket waren aber Badelatschen")."""
 
 _NEGATION_FILLER = (
@@ -306,6 +306,26 @@ SENT_BACK = re.compile(
 """The customer saying they sent an item back (normalised text)."""
 
 
+PAST_REFUND = re.compile(
+    r"\b(?:already|previously) (?:\w+ ){0,2}(?:refunded|gave me (?:\w+ ){0,2}(?:money|refund)"
+    r"|issued (?:a |my )?refund|paid (?:me )?back)|\bdeja (?:\w+ )?rembours"
+    r"|\b(?:bereits|schon) (?:\w+ ){0,3}erstattet|\bya (?:me )?(?:\w+ )?(?:reembolsa|devolvi)"
+    r"|\bgia (?:\w+ )?rimborsat|\bal (?:\w+ )?terugbetaald"
+    r"|\bja (?:me )?(?:\w+ )?(?:reembols|estorn)"
+)
+"""A refund the customer says was already made ("you already gave me some money back for
+the scratch", "mi avete già rimborsato una parte") (normalised text)."""
+
+
+def _past_refund(found: list[str], norm: str, asks: bool) -> list[str]:
+    """A clause that only tells of a refund already made, and asks nothing, is the story of
+    the ticket, not a refund request ("… but now it's actually not working"). A clause that
+    asks about it ("already refunded half, where's the rest?") still is one."""
+    if "refund_request" in found and not asks and PAST_REFUND.search(norm):
+        return [name for name in found if name != "refund_request"]
+    return found
+
+
 def _lateness_of_money(found: list[str], norm: str, context: str) -> list[str]:
     """A late_delivery read where what has not arrived is the customer's money ("je n'ai
     toujours rien reçu pour le remboursement", "die Erstattung ist immer noch nicht auf meiner
@@ -412,7 +432,7 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
             negated.append(intent.name)
         else:
             found.append(intent.name)
-    found = _lateness_of_money(found, norm, context)
+    found = _past_refund(_lateness_of_money(found, norm, context), norm, bool(ASKS.search(norm)))
     if (
         "cancellation" in negated
         and "keep_order" not in found
@@ -445,8 +465,12 @@ def _apart(clauses: tuple[ClauseReading, ...]) -> frozenset[tuple[str, str]]:
     """Pairs (intent, the intent that would make it redundant) read in clauses that name
     different orders: each is its own order's request."""
     ids: dict[str, set[str]] = {}
+    last: list[str] = []
     for clause in clauses:
-        named = find_order_ids(clause.text)
+        # A clause naming no order speaks of the last one named ("Ich hab 12334 storniert.
+        # Vergesst das bitte").
+        named = find_order_ids(clause.text) or last
+        last = named
         for name in clause.intents:
             ids.setdefault(name, set()).update(named)
     return frozenset(

@@ -232,6 +232,13 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:broke|broken|damaged|smashed|cracked) (?:by|during|in) (?:the )?(?:courier|delivery|transit|post|shipping)",
     ),
     "defective_item": (
+        # English: symptoms of a fault, read from the h26 train tickets
+        r"(?:screen|display) (?:just )?(?:stays|stayed|is|goes|went) (?:black|blank|dark)",
+        r"keeps (?:turning|switching|shutting|cutting) (?:itself )?(?:off|out)",
+        r"(?:cuts|cutting) out (?:every|all the|constantly|randomly|mid)",
+        r"stuck on (?:the )?(?:boot|loading|start(?:up)?|logo|splash|charging) (?:screen|logo)",
+        r"(?:just )?clicks and does nothing",
+        r"no longer (?:works|grinds|charges|turns on|switches on|holds a charge)",
         r"(?:stopped|stops|stoped|stopt|stoppped|stopped completely|just stopped|has stopped) (?:\w+ )?(?:working|workin|wroking|woking|turning on|switching on|powering on|powering up|responding|heating|heating up|functioning|spinning|cooling|pairing|connecting|holding (?:a |its )?charge|playing|recording|printing|syncing|blowing|brewing|grinding|running|lighting up|lighting|reading|detecting|recogni[sz]ing|vibrating|pumping|draining|blending|making ice|work)\b(?! to (?:my|me|our|us|emails|messages))",
         r"(?:stopped|stops) charging\b(?! (?:me|us|my))",
         r"(?:stop|stops) work(?:ing)?\b",
@@ -455,6 +462,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:i'?m|i am|i will be|i'?ll be) (?:available|free|reachable|by the phone|near my phone) (?:between|after \d|before \d|from \d|at \d|any ?time)",
     ),
     "complaint": (
+        # English: a chargeback or reviews threatened, read from the h26 train tickets
+        r"(?:contacted|called|told|asked) my bank to (?:reverse|dispute|claw back|charge back|cancel)",
+        r"leaving (?:bad |terrible |1-star |one-star |honest )?reviews",
         r"furious",
         r"fuming",
         r"livid",

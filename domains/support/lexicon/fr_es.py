@@ -258,6 +258,15 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"llego (?:roto|rota|danad|mal)",
     ),
     "defective_item": (
+        # French and Spanish: symptoms of a fault, read from the h26 train tickets
+        r"reste bloque\w* sur",
+        r"ne s'allume (?:plus|pas)",
+        r"s'eteint (?:tout seul|toute seule|sans arret)",
+        r"ne (?:marche|fonctionne|charge) plus",
+        r"se queda (?:colgad[oa]|bloquead[oa]|en negro|trabad[oa])",
+        r"se apaga (?:sol[oa]|de repente)",
+        r"(?:ya )?no (?:enciende|prende|carga)\b",
+        r"ya no funciona",
         # French
         r"ne (?:fonctionne|marche|s'allume|s allume|charge|demarre|reagit|s'ouvre|tourne|chauffe|connecte|se connecte|s'enclenche|capte) (?:plus|pas|jamais|toujours pas)",
         r"(?:fonctionne|marche|s'allume|s allume|demarre|charge) (?:plus|pas|pas du tout|mal)",
@@ -414,6 +423,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"regresarlo",
     ),
     "price_error": (
+        # Spanish: now on offer cheaper, read from the h26 train tickets
+        r"(?:ya )?(?:esta|estan) en oferta",
+        r"(?:\d+ (?:euros? |€ ?)?)?mas barat[oa]s? en (?:vuestra|su|la) (?:web|tienda|pagina)",
         r"(?:rembours\w*|rend\w*|reverse\w*) (?:la|de la) difference",
         r"(?:devuelv\w*|devolver\w*|reembols\w*|abon\w*) (?:la|de la) diferencia",
         # "costs 20 € less now" in any tense.

@@ -2,6 +2,8 @@
 
 PHRASES: dict[str, tuple[str, ...]] = {
     "duplicate_charge": (
+        # German: twice an amount taken, read from the h26 train tickets
+        r"zweimal (?:\d[\d.,]*\s?(?:€|eur\w*)?\s?)?(?:\w+ ){0,5}(?:abgebucht|belastet|berechnet|eingezogen)",
         # German
         r"doppelt (?:abgebucht|belastet|berechnet|bezahlt|gezahlt|eingezogen|abgezogen|kassiert"
         r"|gebucht|verbucht|abgerechnet|in rechnung gestellt)",
@@ -478,6 +480,21 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|danneggiat|ammaccat|graffiat|spaccat|crepat|in pezzi)",
     ),
     "defective_item": (
+        # German, Italian, Dutch: symptoms of a fault, read from the h26 train tickets
+        r"geht (?:\w+ ){0,2}(?:von allein|von selbst|einfach) aus",
+        r"bleibt (?:\w+ ){0,3}(?:haengen|stehen)",
+        r"laesst sich (?:\w+ )?nicht (?:mehr )?(?:einschalten|anschalten|laden)",
+        r"schaltet sich (?:\w+ ){0,2}(?:ab|aus)\b",
+        r"funktioniert (?:\w+ )?nicht mehr",
+        r"non (?:macina|funziona|si accende|carica|parte) piu",
+        r"si spegne (?:da sol[oa]|all'improvviso|di continuo)",
+        r"rest[ao] bloccat[oa]",
+        r"il motore gira ma",
+        r"blijft hangen",
+        r"reageert (?:op )?(?:niks|niets) meer",
+        r"gaat (?:steeds |telkens )?vanzelf uit",
+        r"doet het niet meer",
+        r"gaat niet meer aan",
         # German, read from the h24 train tickets
         r"h(?:ae|a)ngt sich (?:\S+ ){0,4}auf\b",
         r"endlosschleife",
@@ -1255,6 +1272,14 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|buono|sconto|credito)",
     ),
     "keep_order": (
+        # German: undo a cancellation, read from the h26 train tickets
+        r"rueckgaengig (?:machen|gemacht)",
+        r"(?:wollen|moechten|will|moechte) (?:wir|ich) (?:\w+ ){0,3}(?:noch|doch) haben",
+        # German: the cancellation request taken back, read from the h26 train tickets
+        r"(?:widerrufe|ziehe|nehme) (?:\w+ ){0,4}(?:bitte um )?stornierung",
+        r"stornierung (?:\w+ ){0,3}(?:zurueck|widerrufen|rueckgaengig)",
+        r"(?:fuehren|liefern|versenden|schicken) sie (?:die|meine) bestellung (?:\w+ ){0,4}(?:aus|wie)",
+        r"vergesst das|vergessen sie das|vergiss das|ignoriert (?:das|meine)|ignorieren sie (?:das|meine)",
         # German
         r"nicht (?:\w+ )?stornier",
         r"stornier(?:en|e|t)? (?:sie |du |ihr )?(?:\w+ ){0,3}(?:bitte )?(?:doch )?nicht\b",
@@ -1477,6 +1502,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"dirottare (?:la |il )?(?:spedizione|consegna|pacco)",
     ),
     "unauthorized_order": (
+        # Dutch: an order I did not place, read from the h26 train tickets
+        r"die ik niet (?:gedaan|geplaatst|besteld) heb",
+        r"nieuw apparaat (?:\w+ )?(?:is )?ingelogd",
         # German
         r"(?:habe|hab|haben) (?:\w+ ){0,4}(?:nicht|nie|niemals|keine) (?:\w+ ){0,2}(?:aufgegeben|get(?:ae|a)tigt"
         r"|autorisiert|veranlasst|genehmigt)",

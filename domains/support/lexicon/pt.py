@@ -136,6 +136,11 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:chegou|veio) (?:todo |toda )?(?:estragad|dan|partid)",
     ),
     "defective_item": (
+        # Portuguese: symptoms of a fault, read from the h26 train tickets
+        r"fica (?:travad[oa]|pres[oa]|bloquead[oa]) n[ao]",
+        r"desliga sozinh[oa]",
+        r"nao liga (?:mais)?",
+        r"parou de funcionar",
         r"nao (?:funciona|funcionam|liga\b(?! (?:para|pra|a|ao|nenhum))|acende|acendem|carrega"
         r"|carregam|arranca|emparelha|conecta|liga mais|funciona mais|funciona bem"
         r"|funciona direito|da sinal|faz nada|aquece|arrefece|esfria|imprime|le)\b",
