@@ -877,3 +877,24 @@ def test_taking_back_a_cancellation_keeps_the_order_and_ordered_twice_is_no_doub
         "duplicate_charge"
         not in read_ticket("Bitte storniert 12364, die hab ich doppelt bestellt.").intents
     )
+
+
+def test_what_the_customer_tells_as_over_or_takes_back_is_not_asked() -> None:
+    # A parcel that came at last, a double charge already put right: the story of a ticket
+    # that asks for a voucher.
+    for ticket in (
+        "ok so the camera finally came (12357) after all that drama with the delays. "
+        "i think some sort of credit for all that is fair",
+        "Por fin llegó mi pedido después de tres semanas de retraso. Lo mínimo sería un "
+        "cupón de descuento por las molestias.",
+        "Fijn dat de dubbele afschrijving voor 12333 is teruggestort, maar ik ben er een "
+        "hele middag mee kwijt geweest. Krijg ik een tegoedbon als compensatie?",
+    ):
+        assert read_ticket(ticket).intents == ("goodwill_credit",), ticket
+    # A clause taken back by the next one.
+    mind_changed = read_ticket(
+        "Bestelling 12373 staat al een week op vertraagd. Eigenlijk wil ik gewoon mijn geld "
+        "terug. Nee wacht, laat maar, stuur hem toch maar op. Wanneer kan ik hem verwachten?"
+    )
+    assert mind_changed.intents == ("late_delivery",)
+    assert "duplicate_charge" in read_ticket("You charged me twice for 12345. Refund it.").intents

@@ -1333,7 +1333,7 @@ INTENTS: tuple[Intent, ...] = (
             r"scontrino",
             r"factuur",
             r"kwitantie",
-            r"fatura",
+            r"fatura(?! do (?:meu |seu )?cart)",  # "a fatura do cartão" is the card statement
             r"nota fiscal",
         ),
         kb_articles=("KB-210",),

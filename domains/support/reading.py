@@ -326,6 +326,50 @@ def _past_refund(found: list[str], norm: str, asks: bool) -> list[str]:
     return found
 
 
+ARRIVED_AT_LAST = re.compile(
+    r"\b(?:finally|at last|eventually) (?:\w+ ){0,3}(?:came|arrived|turned up|showed up"
+    r"|got here)|\b(?:came|arrived|turned up|showed up|got here|is here) (?:\w+ ){0,3}"
+    r"(?:at last|finally|in the end)"
+    r"|\b(?:enfin|finalement) (?:\w+ ){0,3}(?:arrive|recu|livre)"
+    r"|\b(?:endlich|doch noch|schliesslich) (?:\w+ ){0,3}(?:angekommen|gekommen|da|geliefert"
+    r"|eingetroffen)"
+    r"|\b(?:por fin|al fin|finalmente) (?:\w+ ){0,3}(?:llego|llegaron|recibi|ha llegado)"
+    r"|\b(?:finalmente|alla fine) (?:\w+ ){0,3}(?:arrivat|consegnat|ricevut)"
+    r"|\b(?:eindelijk|toch nog|uiteindelijk) (?:\w+ ){0,3}(?:aangekomen|gekomen|binnen|geleverd"
+    r"|bezorgd|er)"
+    r"|\b(?:finalmente|enfim|por fim) (?:\w+ ){0,3}(?:chegou|chegaram|recebi)"
+)
+"""A parcel that arrived at last (normalised text): its lateness is over, the story of the
+ticket ("the camera finally came after all that drama with the delays")."""
+PUT_RIGHT = re.compile(
+    r"\b(?:already|finally|now|glad|good|fijn dat|al|inmiddels|schon|bereits|inzwischen|endlich"
+    r"|deja|enfin|ya|por fin|gia|finalmente|ja)\b[^.?!]{0,60}\b(?:refunded|reimbursed|fixed|sorted"
+    r"|put right|resolved|reversed|teruggestort|terugbetaald|erstattet|zurueckgebucht|rembourse"
+    r"|corrige|devuelto|devolvieron|reembolsad|rimborsat|stornat|estornad|resolvid)"
+)
+"""A double charge the customer says was already put right (normalised text)."""
+
+
+def _past_troubles(found: list[str], norm: str, asks: bool) -> list[str]:
+    """What a clause tells as over, and does not ask about: a parcel that came at last is no
+    late delivery, a double charge already put right no double charge (the ticket asks for
+    something else: "the double charge was refunded, but I want a voucher for the hassle")."""
+    over = set()
+    if "late_delivery" in found and ARRIVED_AT_LAST.search(norm):
+        over.add("late_delivery")
+    if "duplicate_charge" in found and not asks and PUT_RIGHT.search(norm):
+        over.add("duplicate_charge")
+    return [name for name in found if name not in over]
+
+
+TAKEN_BACK = re.compile(
+    r"^\W*(?:no,? wait|wait,? no|actually,? no|never ?mind|scratch that|forget (?:that|it)\b"
+    r"|nee,? wacht|laat maar|vergiss es|vergesst es|laissez tomber|non,? attendez|olvidalo"
+    r"|mejor no\b|lascia(?:te)? stare|deixa pra la|esquece)"
+)
+"""A clause that opens by taking back the one before it (folded text)."""
+
+
 def _lateness_of_money(found: list[str], norm: str, context: str) -> list[str]:
     """A late_delivery read where what has not arrived is the customer's money ("je n'ai
     toujours rien reçu pour le remboursement", "die Erstattung ist immer noch nicht auf meiner
@@ -432,7 +476,9 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
             negated.append(intent.name)
         else:
             found.append(intent.name)
-    found = _past_refund(_lateness_of_money(found, norm, context), norm, bool(ASKS.search(norm)))
+    asks = bool(ASKS.search(norm))
+    found = _past_refund(_lateness_of_money(found, norm, context), norm, asks)
+    found = _past_troubles(found, norm, asks)
     if (
         "cancellation" in negated
         and "keep_order" not in found
@@ -504,9 +550,15 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     asks_something = any(
         c.asks and not COURTESY.match(f) for c, f in zip(clauses, folded, strict=True)
     )
-    # What a clause says of somebody else's order is not this customer's request.
+    # What a clause says of somebody else's order is not this customer's request, nor what
+    # the customer takes back in the next clause ("Ik wil mijn geld terug. Nee wacht, laat
+    # maar, stuur hem toch op").
+    taken_back = {n - 1 for n, f in enumerate(folded) if n and TAKEN_BACK.match(f)}
     found = [
-        name for c, other in zip(clauses, others, strict=True) if not other for name in c.intents
+        name
+        for n, (c, other) in enumerate(zip(clauses, others, strict=True))
+        if not other and n not in taken_back
+        for name in c.intents
     ]
     if "wrong_item" not in found and WRONG_ACROSS.search(" ".join(folded)):
         found.append("wrong_item")

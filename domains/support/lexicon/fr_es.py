@@ -42,6 +42,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"cobro (?:dos|2) veces",
     ),
     "refund_request": (
+        # Spanish (Rioplatense): the money back, read from the dev_e tickets (dev set, 2026-12-02)
+        r"devolv\w* (?:la )?plata",
         # French
         r"rembours(?!ee?s?\b)",
         r"rembourse[- ]moi",
@@ -329,6 +331,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"no da (?:senal|imagen)",
     ),
     "wrong_item": (
+        # Spanish: not the one I ordered, read from the dev_e tickets (dev set, 2026-12-02)
+        r"no (?:es )?(?:la|el|lo|los|las) que (?:yo )?(?:pedi|habia pedido|compre|encargue)",
         # French: ordered one thing, received another, read from the dev_d tickets (dev set, 2026-12-02)
         r"(?:j'avais|j'ai) commande [^.;!?]{1,60}(?:et|mais) (?:j'ai )?recu",
         # "n'a rien à voir avec ma commande", "no tiene nada que ver": something else came.
@@ -423,6 +427,11 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"regresarlo",
     ),
     "price_error": (
+        # French and Spanish: a lower price elsewhere, read from the dev_e tickets (dev set, 2026-12-02)
+        r"(?:vous )?(?:pouvez|pourriez)[- ]vous aligner",
+        r"s'aligner sur (?:le |leur |ce )?prix",
+        r"(?:est|etait) (?:a|passe a) \d+ ?(?:€|euros?) chez",
+        r"en vuestra (?:propia )?(?:web|pagina|tienda) a \d",
         # Spanish: now on offer cheaper, read from the h26 train tickets
         r"(?:ya )?(?:esta|estan) en oferta",
         r"(?:\d+ (?:euros? |€ ?)?)?mas barat[oa]s? en (?:vuestra|su|la) (?:web|tienda|pagina)",

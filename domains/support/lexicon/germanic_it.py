@@ -160,6 +160,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"dov'?e (?:finito )?(?:il )?(?:mio )?(?:rimborso|denaro)",
     ),
     "cancellation": (
+        # Dutch: can the order still be stopped, read from the dev_e tickets (dev set, 2026-12-02)
+        r"tegen(?:gehouden|houden)",
         # German: stop an order before it ships, read from the dev_d tickets (dev set, 2026-12-02)
         r"(?:stopp\w*|halte?t?|haltet) (?:\w+ ){0,3}(?:bestellung|auftrag)\b",
         r"bestellung (?:\w+ ){0,3}(?:stoppen|anhalten|aufhalten)",
@@ -233,6 +235,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"posso (?:ancora )?(?:annullare|cancellare|disdire)",
     ),
     "late_delivery": (
+        # German and Flemish: weeks 'shipped', not arrived, read from the dev_e tickets (dev set, 2026-12-02)
+        r"seit (?:fast |knapp |ueber |mehr als )?(?:\d+|zwei|drei|vier|fuenf|sechs) (?:wochen|tagen) (?:\w+ )?'?(?:versandt|unterwegs|verschickt)",
+        r"(?:nog altijd|nog steeds|nog) niet (?:toegekomen|aangekomen|geleverd|bezorgd)",
         # Italian: still waiting for it, read from the dev_d tickets (dev set, 2026-12-02)
         r"(?:sono |siamo )?(?:ancora|sempre) (?:qui )?(?:ad |a )?aspett",
         # German, read from the h24 train tickets
@@ -926,6 +931,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:altrove|da un altro|concorrente|su amazon|in un altro negozio)[^.?!]{0,40}(?:meno|economic|prezzo)",
     ),
     "gift_card": (
+        # German: a voucher bought, read from the dev_e tickets (dev set, 2026-12-02)
+        r"gutschein\w* (?:\w+ ){0,4}(?:gekauft|bestellt)",
         # German
         r"gutschein(?!e? (?:als|f(?:ue|u)r die|zur) (?:entsch|wiedergut|ausgleich|unannehm))",
         r"geschenkgutschein",
