@@ -49,13 +49,17 @@ def utc(text: str) -> datetime:
         ("[2025-06-11 00:20 BST] stock levels page slow", "2025-06-10 23:20"),
         ("[2025-06-10 22:00 EDT] CRIT inventory reserve 5xx", "2025-06-11 02:00"),
         # Unix time as a payload key's value is UTC; a change key's is a change's time.
-        ("ts=1749596700 level=crit alert=StockLookupSaturation svc=inventory",
-         "2025-06-10 23:05"),
-        ('{"deployed_at": 1749634000, "last_updated": 1749634560000, "tags": ["checkout"]}',
-         "2025-06-11 09:36"),
+        ("ts=1749596700 level=crit alert=StockLookupSaturation svc=inventory", "2025-06-10 23:05"),
+        (
+            '{"deployed_at": 1749634000, "last_updated": 1749634560000, "tags": ["checkout"]}',
+            "2025-06-11 09:36",
+        ),
         # "since shortly before 4am" is the onset; the draft's posted time is the page's.
-        ("Some orders failing since shortly before 4am local. Posted Jun 11, 2025 - "
-         "04:05 Europe/Berlin", "2025-06-11 02:05"),
+        (
+            "Some orders failing since shortly before 4am local. Posted Jun 11, 2025 - "
+            "04:05 Europe/Berlin",
+            "2025-06-11 02:05",
+        ),
     ],
 )
 def test_zoned_and_offset_times_read_to_the_utc_minute(page: str, expected: str) -> None:
@@ -511,34 +515,51 @@ def answer_for(page: str) -> Any:
     ("page", "service"),
     [
         # Another service named first, as context: a deploy, an incident, a restart of its own.
-        ("Payments 7.5.0 is on fire, and CartLatencyP95High just fired once. is the basket ok?",
-         "cart"),
-        ("checkout's 4.13.0 is failing orders; SearchLatencyHigh fired, is search hit as well?",
-         "search"),
-        ("search broke after their 2.21.0 release. ShippingLabelLatency warn - is shipping ok?",
-         "shipping"),
-        ("gateway 504s are everywhere. profile /account p95 alert, is profile itself fine?",
-         "profile"),
+        (
+            "Payments 7.5.0 is on fire, and CartLatencyP95High just fired once. is the basket ok?",
+            "cart",
+        ),
+        (
+            "checkout's 4.13.0 is failing orders; SearchLatencyHigh fired, is search hit as well?",
+            "search",
+        ),
+        (
+            "search broke after their 2.21.0 release. ShippingLabelLatency warn - is shipping ok?",
+            "shipping",
+        ),
+        (
+            "gateway 504s are everywhere. profile /account p95 alert, is profile itself fine?",
+            "profile",
+        ),
         ("recs pods were restarted by on-call at 09:10; now SearchQueryP95High fired", "search"),
-        ("pricing got restarted at 07:40 (heap), and a CheckoutLatencyP95 warn came in",
-         "checkout"),
-        ("notifications restarted at 04:00 like every day, and the cart error alert blipped",
-         "cart"),
+        (
+            "pricing got restarted at 07:40 (heap), and a CheckoutLatencyP95 warn came in",
+            "checkout",
+        ),
+        (
+            "notifications restarted at 04:00 like every day, and the cart error alert blipped",
+            "cart",
+        ),
         ("inventory was bounced at 11:40 for memory; BasketP95 warn at 11:55, connected?", "cart"),
         ("Is checkout's deploy hurting payments? PaymentsCaptureLatency warn", "payments"),
         # The cause named first, the victim the page is about.
-        ("payments 7.5.0 went out at 09:30 and checkout confirm has been failing since",
-         "checkout"),
+        (
+            "payments 7.5.0 went out at 09:30 and checkout confirm has been failing since",
+            "checkout",
+        ),
         # Said to be failing, said to be fine, an alert that is over, a suspect in a guess.
         ("after the inventory restart, stock levels look fine but checkout is slow", "checkout"),
-        ("payments alert fired earlier and resolved; now checkout confirm is failing",
-         "checkout"),
+        ("payments alert fired earlier and resolved; now checkout confirm is failing", "checkout"),
         ("shipping deployed 1.17.0 at 16:20; checkout now shows no delivery options", "checkout"),
-        ("checkout: payment step failing for some orders, looks like payments is timing out?",
-         "checkout"),
+        (
+            "checkout: payment step failing for some orders, looks like payments is timing out?",
+            "checkout",
+        ),
         # The first named stays when nothing says otherwise (a victim naming its suspect).
-        ("checkout confirm 504s, 'payments call timed out after 300ms'. payments down?",
-         "checkout"),
+        (
+            "checkout confirm 504s, 'payments call timed out after 300ms'. payments down?",
+            "checkout",
+        ),
     ],
 )
 def test_the_paged_service_is_the_one_the_alert_or_the_question_is_about(
@@ -603,16 +624,31 @@ def test_dates_and_zones_written_other_ways_read_to_the_utc_minute(
         ("checkout 14:07Z errors", date(2025, 6, 12), "2025-06-12 14:07"),
         ("June 12 at 10:07 a.m. Eastern checkout errors", date(2025, 6, 12), "2025-06-12 14:07"),
         ("7 June, 12:44 Berlin: search results 503", date(2025, 6, 7), "2025-06-07 10:44"),
-        ("inventory was bounced at 11:40 UTC; BasketP95 warn at 11:55 UTC", date(2025, 6, 12),
-         "2025-06-12 11:55"),  # a restart's time is not the page's
-        ("promotions.max_stack bumped at 14:19 UTC; PriceQuoteLatency blip 14:40 UTC",
-         date(2025, 6, 6), "2025-06-06 14:40"),  # nor a setting's change
-        ("avatars broken (profile cfg at 18:00 CEST); basket alert blipped at 18:30 CEST",
-         date(2025, 6, 8), "2025-06-08 16:30"),  # nor a config's
-        ("checkout shipped 4.12.6 at 8:34am ET, the 9:25am ET alert fired", date(2025, 6, 10),
-         "2025-06-10 13:25"),  # a version's dots end no sentence
-        ("memory climbing since the 6.2.0 rollout yesterday evening, 07:10 EDT",
-         date(2025, 6, 12), "2025-06-12 11:10"),  # a change's clause ends at the comma
+        (
+            "inventory was bounced at 11:40 UTC; BasketP95 warn at 11:55 UTC",
+            date(2025, 6, 12),
+            "2025-06-12 11:55",
+        ),  # a restart's time is not the page's
+        (
+            "promotions.max_stack bumped at 14:19 UTC; PriceQuoteLatency blip 14:40 UTC",
+            date(2025, 6, 6),
+            "2025-06-06 14:40",
+        ),  # nor a setting's change
+        (
+            "avatars broken (profile cfg at 18:00 CEST); basket alert blipped at 18:30 CEST",
+            date(2025, 6, 8),
+            "2025-06-08 16:30",
+        ),  # nor a config's
+        (
+            "checkout shipped 4.12.6 at 8:34am ET, the 9:25am ET alert fired",
+            date(2025, 6, 10),
+            "2025-06-10 13:25",
+        ),  # a version's dots end no sentence
+        (
+            "memory climbing since the 6.2.0 rollout yesterday evening, 07:10 EDT",
+            date(2025, 6, 12),
+            "2025-06-12 11:10",
+        ),  # a change's clause ends at the comma
     ],
 )
 def test_more_clock_forms_keep_their_zone(page: str, day: date, expected: str) -> None:
@@ -648,68 +684,120 @@ def test_a_weekday_beside_the_time_narrows_the_day_and_one_further_away_does_not
     assert later is not None and later.weekday is None
 
 
-def _day_of(text: str, changes: list[dict[str, Any]],
-            restarts: Sequence[tuple[str, datetime]] = ()) -> date:
+def _day_of(
+    text: str, changes: list[dict[str, Any]], restarts: Sequence[tuple[str, datetime]] = ()
+) -> date:
     from domains.incidents.page_day import Day, score_days
     from domains.incidents.reading import read_page
 
     reading = read_page(text)
     assert reading.time is not None and reading.dateless
     days = [Day(reading.time.on(date(2025, 6, d))) for d in (12, 11, 10, 9, 8)]
-    summaries = {d.at: triage.Seen("error_summary", {}, summary(noise("search", d.at),
-                                                                until=d.at), "") for d in days}
+    summaries = {
+        d.at: triage.Seen("error_summary", {}, summary(noise("search", d.at), until=d.at), "")
+        for d in days
+    }
     score_days(reading, text, days, summaries, changes, None, restarts)
     return max(days, key=lambda d: (d.score, d.at)).at.date()
 
 
 def test_a_restart_or_a_setting_the_page_names_settles_its_day() -> None:
     text = "recs pods were restarted by on-call at 09:10 UTC; now SearchQueryP95High at 09:22 UTC"
-    restarts = [("recommendations", utc("2025-06-09 09:10")),
-                ("recommendations", utc("2025-06-10 04:00"))]
+    restarts = [
+        ("recommendations", utc("2025-06-09 09:10")),
+        ("recommendations", utc("2025-06-10 04:00")),
+    ]
     assert _day_of(text, [], restarts) == date(2025, 6, 9)
     assert _day_of(text, [], []) == date(2025, 6, 12)  # without it: the latest
-    timeout = {"change_id": "cfg-gateway-20250609-1610", "service": "gateway", "kind": "config",
-               "at": "2025-06-09T16:10:00Z", "target": "upstream.timeout_ms", "from": "5000",
-               "to": "500"}
+    timeout = {
+        "change_id": "cfg-gateway-20250609-1610",
+        "service": "gateway",
+        "kind": "config",
+        "at": "2025-06-09T16:10:00Z",
+        "target": "upstream.timeout_ms",
+        "from": "5000",
+        "to": "500",
+    }
     text = "gateway 504s after the timeout change. SearchP95 alert at 16:25 UTC, search fine?"
     assert _day_of(text, [timeout]) == date(2025, 6, 9)
 
 
-def _observed(paged: str, at: datetime, errors: dict[str, Any],
-              changes: list[dict[str, Any]]) -> tuple[Handoff, list[Finding]]:
+def _observed(
+    paged: str, at: datetime, errors: dict[str, Any], changes: list[dict[str, Any]]
+) -> tuple[Handoff, list[Finding]]:
     observed = [
         ("logs.error_summary", {"since": "", "until": ""}, errors),
-        ("logs.search_logs", {"service": paged, "level": "WARN", "text": "heap"},
-         {"total": 0, "lines": []}),
+        (
+            "logs.search_logs",
+            {"service": paged, "level": "WARN", "text": "heap"},
+            {"total": 0, "lines": []},
+        ),
         ("logs.search_logs", {"service": paged, "level": "WARN"}, {"total": 0, "lines": []}),
         ("deploys.list_changes", {"since": ""}, {"changes": changes}),
     ]
-    packet = Handoff(id="deploys-3", recipient="deploys", objective="find the change",
-                     inputs={"paged_service": paged, "page_time": at.strftime("%Y-%m-%dT%H:%MZ")})
-    return packet, [Finding(id=f"F{i}", tool=tool, call_id=f"c{i}", args=args,
-                            observation=json.dumps(data))
-                    for i, (tool, args, data) in enumerate(observed, 1)]
+    packet = Handoff(
+        id="deploys-3",
+        recipient="deploys",
+        objective="find the change",
+        inputs={"paged_service": paged, "page_time": at.strftime("%Y-%m-%dT%H:%MZ")},
+    )
+    return packet, [
+        Finding(id=f"F{i}", tool=tool, call_id=f"c{i}", args=args, observation=json.dumps(data))
+        for i, (tool, args, data) in enumerate(observed, 1)
+    ]
 
 
 def test_a_victim_minutes_into_its_incident_blames_the_failing_service_not_nothing() -> None:
     at = utc("2025-06-11 09:34")
-    deploy = {"change_id": "dep-payments-20250611-0930", "service": "payments",
-              "kind": "deploy", "at": "2025-06-11T09:30:00Z", "target": "version",
-              "from": "7.4.2", "to": "7.5.0", "author": "n.ibrahim"}
-    payments = service("payments", ("NullPointerException: ThreeDSecureSession", 15,
-                                    at - timedelta(minutes=3), at - timedelta(seconds=10)))
-    victim = service("checkout", ("payments call failed: 500 from payments", 2,
-                                  at - timedelta(minutes=3), at - timedelta(minutes=1)))
+    deploy = {
+        "change_id": "dep-payments-20250611-0930",
+        "service": "payments",
+        "kind": "deploy",
+        "at": "2025-06-11T09:30:00Z",
+        "target": "version",
+        "from": "7.4.2",
+        "to": "7.5.0",
+        "author": "n.ibrahim",
+    }
+    payments = service(
+        "payments",
+        (
+            "NullPointerException: ThreeDSecureSession",
+            15,
+            at - timedelta(minutes=3),
+            at - timedelta(seconds=10),
+        ),
+    )
+    victim = service(
+        "checkout",
+        (
+            "payments call failed: 500 from payments",
+            2,
+            at - timedelta(minutes=3),
+            at - timedelta(minutes=1),
+        ),
+    )
     packet, seen = _observed("checkout", at, summary(payments, victim, until=at), [deploy])
     diag = plugin._diagnose_packet(packet, seen)
     assert (diag.category, diag.service, diag.change_id) == (
-        "bad_deploy", "payments", "dep-payments-20250611-0930")
+        "bad_deploy",
+        "payments",
+        "dep-payments-20250611-0930",
+    )
     assert [a.args for a in plugin.suggest_rollback(packet, seen)] == [
-        {"change_id": "dep-payments-20250611-0930"}]
+        {"change_id": "dep-payments-20250611-0930"}
+    ]
     # An everyday line that names payments but began before payments' trouble: no victim,
     # and while the cause is unknown payments' fresh deploy is not ruled out either.
-    early = service("checkout", ("payments call failed: 500 from payments", 1,
-                                 at - timedelta(minutes=9), at - timedelta(minutes=9)))
+    early = service(
+        "checkout",
+        (
+            "payments call failed: 500 from payments",
+            1,
+            at - timedelta(minutes=9),
+            at - timedelta(minutes=9),
+        ),
+    )
     packet, seen = _observed("checkout", at, summary(payments, early, until=at), [deploy])
     diag = plugin._diagnose_packet(packet, seen)
     assert diag.category == "unknown" and not diag.rollback
@@ -720,14 +808,23 @@ def test_a_victim_minutes_into_its_incident_blames_the_failing_service_not_nothi
 async def test_through_the_real_path_a_context_service_is_not_the_paged_one(
     incident_env: MusterEnv,
 ) -> None:
-    page = ("[2025-06-11 11:50 CEST] Payments 7.5.0 is on fire (#inc-payments), and "
-            "CartLatencyP95High just fired once. is the basket affected?")
+    page = (
+        "[2025-06-11 11:50 CEST] Payments 7.5.0 is on fire (#inc-payments), and "
+        "CartLatencyP95High just fired once. is the basket affected?"
+    )
     values, snapshot = await run_page(incident_env, page)
     assert not snapshot.interrupts  # payments' deploy is not rolled back for cart's page
-    fields = plugin.score(values, {"category": "false_alarm", "service": None,
-                                   "change_id": None, "actions": [],
-                                   "ruled_out_changes": ["dep-payments-20250611-0930"],
-                                   "assumed_time": "2025-06-11T09:50:00Z"})
+    fields = plugin.score(
+        values,
+        {
+            "category": "false_alarm",
+            "service": None,
+            "change_id": None,
+            "actions": [],
+            "ruled_out_changes": ["dep-payments-20250611-0930"],
+            "assumed_time": "2025-06-11T09:50:00Z",
+        },
+    )
     assert all(ok for ok, _, _ in fields.values()), fields
 
 
@@ -735,8 +832,10 @@ async def test_through_the_real_path_a_context_service_is_not_the_paged_one(
 async def test_through_the_real_path_a_victim_three_minutes_in_gets_the_causes_rollback(
     incident_env: MusterEnv,
 ) -> None:
-    page = ("[2025-06-11 09:34 UTC] checkout confirm 502s just started, payments shipped "
-            "7.5.0 a few minutes ago")
+    page = (
+        "[2025-06-11 09:34 UTC] checkout confirm 502s just started, payments shipped "
+        "7.5.0 a few minutes ago"
+    )
     values, snapshot = await run_page(incident_env, page)
     (pending,) = snapshot.interrupts
     assert pending.value["args"] == {"change_id": "dep-payments-20250611-0930"}
@@ -751,8 +850,7 @@ def test_a_month_is_a_whole_month_word_not_the_start_of_one() -> None:
     from domains.incidents.page_date import stated_day
 
     # "maybe 20-25 minutes" was read as May 20, so no day of the data's week fit the page.
-    assert stated_day("It started maybe 20-25 minutes ago. Time now is 21:30 CEST.") == (
-        None, None)
+    assert stated_day("It started maybe 20-25 minutes ago. Time now is 21:30 CEST.") == (None, None)
     assert stated_day("we decided 12 hosts is enough") == (None, None)
     assert stated_day("May 20, 09:00 UTC") == (None, (5, 20))
     assert stated_day("Sept. 3 09:00 UTC") == (None, (9, 3))
@@ -763,16 +861,23 @@ def test_a_payload_keys_time_is_the_alerts_own_and_a_placeholder_is_no_time() ->
     from domains.incidents.page_time import read_page_time
 
     # A payload's "since" is the alert's state time, not an onset the prose gives.
-    blob = json.dumps({"alert": "checkout p95 latency", "state": "warn",
-                       "since": "2025-06-10T16:20:00Z", "value_ms": 840})
+    blob = json.dumps(
+        {
+            "alert": "checkout p95 latency",
+            "state": "warn",
+            "since": "2025-06-10T16:20:00Z",
+            "value_ms": 840,
+        }
+    )
     read = read_page_time(blob)
     assert read is not None and read.utc == utc("2025-06-10 16:20")
     keyed = json.dumps({"deployed_at": "2025-06-10T16:02:00Z", "date": "2025-06-10T16:20:00Z"})
     read = read_page_time(keyed)
     assert read is not None and read.utc == utc("2025-06-10 16:20")
     # Alertmanager's endsAt of a firing alert (year 1) is no time, nor the page's date.
-    firing = json.dumps({"status": "firing", "endsAt": "0001-01-01T00:00:00Z",
-                         "startsAt": "2025-06-09T16:25:00Z"})
+    firing = json.dumps(
+        {"status": "firing", "endsAt": "0001-01-01T00:00:00Z", "startsAt": "2025-06-09T16:25:00Z"}
+    )
     read = read_page_time(firing)
     assert read is not None and read.utc == utc("2025-06-09 16:25")
     dateless = read_page_time("16:25 UTC cart alert, endsAt=0001-01-01T00:00:00Z")
@@ -783,8 +888,10 @@ def test_a_count_over_a_window_is_not_how_long_the_trouble_has_lasted() -> None:
     from domains.incidents.page_time import read_page_time, stated_onset
 
     at = utc("2025-06-08 14:25")
-    for text in ("10:25 EDT - happened to ~40 people in 20 minutes.",
-                 "10:25 EDT 120 failed logins over 10 min"):
+    for text in (
+        "10:25 EDT - happened to ~40 people in 20 minutes.",
+        "10:25 EDT 120 failed logins over 10 min",
+    ):
         page = read_page_time(text)
         assert page is not None and stated_onset(text, page, at) is None, text
     text = "10:25 EDT checkout 502s for 20 min"
@@ -804,8 +911,19 @@ def _best_day(text: str, failing: dict[int, str], recent: dict[int, int] | None 
     summaries = {}
     for day in days:
         name = failing.get(day.at.day)
-        body = service(name, ("its own incident message", 120, day.at - timedelta(minutes=7),
-                              day.at - timedelta(seconds=20))) if name else noise("cart", day.at)
+        body = (
+            service(
+                name,
+                (
+                    "its own incident message",
+                    120,
+                    day.at - timedelta(minutes=7),
+                    day.at - timedelta(seconds=20),
+                ),
+            )
+            if name
+            else noise("cart", day.at)
+        )
         summaries[day.at] = triage.Seen("error_summary", {}, summary(body, until=day.at), "")
     counts = {d.at: (recent or {}).get(d.at.day, 2) for d in days}
     score_days(reading, text, days, summaries, [], counts)
@@ -820,8 +938,9 @@ def test_another_named_service_in_trouble_settles_the_day_as_the_paged_one_does(
     # A service the page names only to say it is fine is no evidence for a day.
     text = "14:25 UTC cart error alert fired, search looks fine"
     assert _best_day(text, {10: "search"}) == date(2025, 6, 12)
-    assert _best_day("14:25 UTC cart error alert fired, search 500s too",
-                     {10: "search"}) == date(2025, 6, 10)
+    assert _best_day("14:25 UTC cart error alert fired, search 500s too", {10: "search"}) == date(
+        2025, 6, 10
+    )
 
 
 def test_a_victims_unusual_lines_count_when_another_named_service_is_failing() -> None:
@@ -830,3 +949,39 @@ def test_a_victims_unusual_lines_count_when_another_named_service_is_failing() -
     # 40-odd lines against 2 on other days count beside shipping failing.
     text = "10:25 EDT checkout customers see 'no delivery options available' at the last step"
     assert _best_day(text, {12: "checkout", 8: "shipping"}, {8: 44, 12: 158}) == date(2025, 6, 8)
+
+
+def test_an_alerting_tools_started_header_is_the_pages_time_not_an_onset() -> None:
+    from domains.incidents.page_time import read_page_time
+
+    page = read_page_time(
+        "[Opsgenie] P1 CheckoutDBPoolExhausted\nStarted: 2025-06-09T08:10:00-04:00\n"
+        "Details: checkout confirm 503, db pool 60/60."
+    )
+    assert page is not None and page.day == date(2025, 6, 9)
+    assert (page.clock.hour, page.clock.minute, page.zone and page.zone.written) == (
+        8,
+        10,
+        "-04:00",
+    )
+
+
+def test_a_restart_time_is_a_change_not_the_onset() -> None:
+    # "restarted at 13:40" holds "started at": it is the restart's time, a change on-call
+    # made, which names the page's day; it is not when the trouble began.
+    from domains.incidents.page_time import change_moments, stated_onset
+    from domains.incidents.reading import read_page
+
+    text = (
+        "gw 5xx alert at 13:50 CEST, right after the inventory pods were restarted at "
+        "13:40 CEST. Anything broken at the edge or just the restart blip?"
+    )
+    page = read_page(text).time
+    assert page is not None
+    at = datetime(2025, 6, 12, 11, 50, tzinfo=UTC)
+    assert stated_onset(text, page, at) is None
+    assert change_moments(text, page, at) == [datetime(2025, 6, 12, 11, 40, tzinfo=UTC)]
+    began = "checkout errors started at 13:40 CEST, paging at 13:50 CEST"
+    began_page = read_page(began).time
+    assert began_page is not None
+    assert stated_onset(began, began_page, at) == datetime(2025, 6, 12, 11, 40, tzinfo=UTC)

@@ -49,9 +49,11 @@ CLOCK = re.compile(
 """A clock time: `14:07`, `9:25am`, `2:07 pm`, `9am`, `14h07`, `0745Z` or `1407 UTC` (four
 digits only with a zone), `14.07 CEST` (a dot only with a zone)."""
 ALERT_KEY = re.compile(
-    r"(?:starts_?at|active_?at|fired_?at|triggered_?at|alert(?:ed)?_?at|timestamp)\W*$",
+    r"(?:starts_?at|active_?at|fired_?at|triggered_?at|alert(?:ed)?_?at|timestamp)\W*$"
+    r"|^\s*(?:started|triggered|fired|opened|created|raised|alerted)(?:\s+at)?\s*:\s*$",
     re.IGNORECASE)
-"""An alert payload's own time key (`startsAt=`, `fired_at:`): the page's own time."""
+"""An alert payload's own time key (`startsAt=`, `fired_at:`), or an alerting tool's header
+line (Opsgenie's `Started: 2025-06-09T08:10:00-04:00`): the page's own time, not an onset."""
 PAYLOAD_KEY = re.compile(r"""["'](?P<key>[A-Za-z][\w.-]*)["']\s*:\s*["']?$|(?<![\w.-])"""
                          r"(?P<label>[A-Za-z][\w.-]*)=[\"']?$")
 """A time that is the value of a payload's key (`"since": "..."`, `"date": "..."`,
@@ -70,10 +72,11 @@ definition. Only after a key: a bare ten-digit number may be anything else."""
 """A dated time before this year is a payload's placeholder, no time at all: Alertmanager's
 `endsAt: 0001-01-01T00:00:00Z` (a firing alert), an unset epoch `1970-01-01T00:00:00Z`."""
 ONSET_BEFORE = re.compile(
-    r"(?:since|start\w*|began|begun|begin\w*|from|onset|first seen|kicked off|jumped|"
+    # From a word start: "restarted at 13:40" is a restart, a change, not an onset.
+    r"(?<![\w])(?:since|start\w*|began|begun|begin\w*|from|onset|first seen|kicked off|jumped|"
     r"spiked|climbing)\W+(?:(?:about|around|approx\w*|roughly|at|~|shortly|just|a little|a bit"
     r"|before|after)\W*)*$"
-    r"|(?:start\w*|began|begun|begin\w*|kicked off)\W+(?:\w+\W+){1,2}?"
+    r"|(?<![\w])(?:start\w*|began|begun|begin\w*|kicked off)\W+(?:\w+\W+){1,2}?"
     r"(?:at|around|about|~)\W*$",
     re.IGNORECASE,
 )
