@@ -41,6 +41,36 @@ bound only matters if something hangs, so it is generous enough for a loaded mac
 
 T = TypeVar("T")
 
+SHELL_ENV_CLEARED = (
+    "MUSTER_ACCOUNTS",  # set, authentication is on (graph/app/serve/accounts.py)
+    "MUSTER_TOKEN",  # the CLI's API token when it is on
+    "MUSTER_API_TOKENS",  # muster serve's plain tokens file (graph/app/serve/auth.py)
+    "MUSTER_APPROVERS",  # who may decide, with which roles (graph/approvers.py)
+    "MUSTER_INBOX_APPROVER",  # who an Agent Inbox answer speaks for (graph/agent_inbox.py)
+    "MUSTER_APPROVAL_TTL_S",  # how long an approval stays valid (graph/approval.py)
+    "MUSTER_SEAL_KEY",  # would win over the test's MUSTER_SEAL_KEY_FILE (graph/action_seal.py)
+    "MUSTER_WEBHOOK_URL",  # a developer's receiver would get the tests' threads
+    "MUSTER_WEBHOOK_SECRET",
+)
+"""Who-decides settings a developer's shell may carry: every test starts without them (as in
+CI), and a test that wants one sets it itself."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_shell_auth_session() -> Iterator[None]:
+    """Clear `SHELL_ENV_CLEARED` for the whole session, before any module's fixtures run."""
+    with pytest.MonkeyPatch.context() as patch:
+        for var in SHELL_ENV_CLEARED:
+            patch.delenv(var, raising=False)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _no_shell_auth(monkeypatch: pytest.MonkeyPatch) -> None:
+    """And again for every test (and the subprocesses it starts), should one have leaked."""
+    for var in SHELL_ENV_CLEARED:
+        monkeypatch.delenv(var, raising=False)
+
 
 def wait_until(
     condition: Callable[[], T],
@@ -239,6 +269,8 @@ def postgres_database() -> Any:  # yields the URL (a str)
     finally:
         with psycopg.connect(server, autocommit=True, connect_timeout=10) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture
 def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningServer]:
     # Loopback must never go through a proxy a developer machine may have configured.
@@ -248,5 +280,3 @@ def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningServer]:
         monkeypatch.delenv(var, raising=False)
     with serve_openai(api_key="test") as server:
         yield server
-
-

@@ -37,7 +37,13 @@ from graph.app.options import MusterOptions
 from graph.app.runtime import MusterRuntime, open_runtime, stopped_by
 from graph.app.serve import actions, inbox
 from graph.app.serve.accounts import Identity
-from graph.app.serve.auth import ApiTokens, Authenticator, CsrfRefused, authenticate
+from graph.app.serve.auth import (
+    ApiTokens,
+    Authenticator,
+    CsrfRefused,
+    LoginThrottle,
+    authenticate,
+)
 from graph.app.serve.events import thread_events
 from graph.app.serve.models import (
     ApprovalItem,
@@ -280,11 +286,13 @@ def create_app(
     auth: Authenticator | ApiTokens,
     *,
     runtime: MusterRuntime | None = None,
+    login_throttle: LoginThrottle | None = None,
 ) -> FastAPI:
     """The API over `options`' store: its runtime opens when the app starts (or `runtime`,
     already open, is used) and every run in flight drains when it stops. With accounts
-    (`auth.sessions`), the inbox and its login page are served too, and the OpenAPI
-    document needs a login like everything else."""
+    (`auth.sessions`), the inbox and its login page are served too (logins counted by
+    `login_throttle`, a default one if not given), and the OpenAPI document needs a login
+    like everything else."""
     if isinstance(auth, ApiTokens):
         auth = Authenticator(tokens=auth)
 
@@ -314,6 +322,7 @@ def create_app(
         openapi_url=None if auth.sessions else "/openapi.json",
     )
     app.state.auth = auth
+    app.state.login_throttle = login_throttle or LoginThrottle()
     app.include_router(router)
     if auth.sessions:
         app.include_router(inbox.router)

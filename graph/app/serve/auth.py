@@ -9,13 +9,24 @@ approvers file (graph/approvers.json) like `muster approve --by`. This is a firs
 toward real identities: the tokens are stored in the clear, so the file must be readable by
 the server's user alone. With an accounts file instead (`Authenticator`), tokens are stored
 hashed and people log in from a browser.
+
+Logins are throttled (`LoginThrottle`): after `LOGIN_FAILURES` wrong passwords for one
+account from one address within `LOGIN_WINDOW_S`, or `LOGIN_ADDRESS_FAILURES` from one
+address whatever the name, `POST /login` answers 429 with `Retry-After` (the right password
+too, and without hashing it) until the oldest of those failures is out of the window. The
+counts live in the server's memory: a restart forgets them, and several server processes
+count apart.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import math
 import os
+import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -134,6 +145,88 @@ def load_authenticator() -> Authenticator:
         raise ConfigError(
             f"{error}, or set {ACCOUNTS_ENV} to an accounts file (muster account add NAME)"
         ) from None
+
+
+LOGIN_FAILURES = 5
+"""Wrong passwords for one account from one address before its logins there are refused."""
+LOGIN_ADDRESS_FAILURES = 20
+"""Failed logins from one address, whatever names they tried, before it is refused."""
+LOGIN_WINDOW_S = 300.0
+"""How far back failures count: a refusal lasts until the oldest of them is this old."""
+LOGIN_MAX_KEYS = 10_000
+"""Past this many (account, address) and address counters, the expired ones are dropped."""
+
+
+class LoginThrottle:
+    """Failed logins per (account, address) and per address, over a sliding window.
+
+    `attempt` is asked before the password is checked, and counts the attempt as a failure
+    at once (so concurrent guesses cannot slip past the count while scrypt runs); `succeeded`
+    takes it back and forgets the account's failures from that address. Called from the
+    event loop only; `clock` (monotonic seconds) is injected by tests."""
+
+    def __init__(
+        self,
+        *,
+        failures: int = LOGIN_FAILURES,
+        address_failures: int = LOGIN_ADDRESS_FAILURES,
+        window_s: float = LOGIN_WINDOW_S,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = LOGIN_MAX_KEYS,
+    ) -> None:
+        self.failures = failures
+        self.address_failures = address_failures
+        self.window_s = window_s
+        self.clock = clock
+        self.max_keys = max_keys
+        self._stamps: dict[tuple[str, ...], deque[float]] = {}
+
+    def _recent(self, key: tuple[str, ...], now: float) -> deque[float]:
+        stamps = self._stamps.setdefault(key, deque())
+        while stamps and stamps[0] <= now - self.window_s:
+            stamps.popleft()
+        return stamps
+
+    def attempt(self, name: str, address: str) -> float:
+        """0.0 if `name` may try to log in from `address` now (the attempt is counted as a
+        failure until `succeeded`), else how many seconds until it may."""
+        now = self.clock()
+        if len(self._stamps) > self.max_keys:
+            self._stamps = {
+                key: stamps
+                for key, stamps in self._stamps.items()
+                if stamps and stamps[-1] > now - self.window_s
+            }
+        counted = (
+            (self._recent(("account", name, address), now), self.failures),
+            (self._recent(("address", address), now), self.address_failures),
+        )
+        wait = max(
+            (
+                stamps[len(stamps) - limit] + self.window_s - now
+                for stamps, limit in counted
+                if len(stamps) >= limit
+            ),
+            default=0.0,
+        )
+        if wait > 0:
+            return wait
+        for stamps, _ in counted:
+            stamps.append(now)
+        return 0.0
+
+    def succeeded(self, name: str, address: str) -> None:
+        """The password was right: the account's failures from `address` are forgotten, and
+        this attempt no longer counts against the address."""
+        self._stamps.pop(("account", name, address), None)
+        stamps = self._stamps.get(("address", address))
+        if stamps:
+            stamps.pop()
+
+
+def retry_after(wait_s: float) -> str:
+    """`Retry-After`'s whole seconds for a wait of `wait_s`, at least 1."""
+    return str(max(1, math.ceil(wait_s)))
 
 
 SESSION_COOKIE = "muster_session"

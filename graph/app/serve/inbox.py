@@ -7,7 +7,8 @@ carries the session's CSRF token (a synchronizer token, in a `<meta>` of the pag
 `X-CSRF-Token`. The login form is protected by a double-submit token: a cookie and a hidden
 field that must match, so another site cannot log a browser in under its own account.
 
-- `GET /login`, `POST /login`: the only routes that need no login
+- `GET /login`, `POST /login`: the only routes that need no login; repeated wrong passwords
+  are refused for a while (429, `LoginThrottle` in graph/app/serve/auth.py)
 - `GET /inbox`: the page; `GET /inbox/static/{file}`: its script and style sheet
 - `GET /inbox/threads/{id}/timeline`: the thread's timeline page (`muster show --html`)
 - `GET /session`: who is logged in; `POST /logout`
@@ -29,7 +30,13 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from checkpoints.threads import thread_config, thread_exists
 from graph.app.serve.accounts import SESSION_TTL_S, Identity
-from graph.app.serve.auth import SESSION_COOKIE, authenticate, session_of
+from graph.app.serve.auth import (
+    SESSION_COOKIE,
+    LoginThrottle,
+    authenticate,
+    retry_after,
+    session_of,
+)
 
 STATIC = Path(__file__).resolve().parent / "static"
 LOGIN_CSRF_COOKIE = "muster_login_csrf"
@@ -156,8 +163,9 @@ async def login_form() -> HTMLResponse:
 
 @login_router.post("/login")
 async def login(request: Request) -> Response:
-    """Check the form's double-submit token, then the password (scrypt, off the loop); a
-    session cookie (HttpOnly, SameSite=Strict) and a redirect to the inbox on success."""
+    """Check the form's double-submit token, then the login throttle (429 after repeated
+    failures), then the password (scrypt, off the loop); a session cookie (HttpOnly,
+    SameSite=Strict) and a redirect to the inbox on success."""
     form = {k: v[0] for k, v in parse_qs((await request.body()).decode(errors="replace")).items()}
     cookie = request.cookies.get(LOGIN_CSRF_COOKIE, "")
     given = form.get("csrf", "")
@@ -166,10 +174,20 @@ async def login(request: Request) -> Response:
             "The login form expired or did not come from this server; try again.", status=403
         )
     name, password = form.get("name", "").strip(), form.get("password", "")
+    address = request.client.host if request.client is not None else "unknown"
+    throttle: LoginThrottle = request.app.state.login_throttle
+    wait_s = throttle.attempt(name, address)
+    if wait_s > 0:
+        refused = _login_page(
+            f"Too many failed logins; try again in {retry_after(wait_s)} s.", status=429, name=name
+        )
+        refused.headers["Retry-After"] = retry_after(wait_s)
+        return refused
     accounts = request.app.state.auth.accounts
     identity = await asyncio.to_thread(accounts.login, name, password) if name else None
     if identity is None:
         return _login_page("Wrong name or password.", status=401, name=name)
+    throttle.succeeded(name, address)
     session, _csrf = accounts.new_session(identity)
     response = RedirectResponse("/inbox", status_code=303)
     response.set_cookie(
