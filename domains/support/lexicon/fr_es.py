@@ -42,6 +42,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"cobro (?:dos|2) veces",
     ),
     "refund_request": (
+        # Spanish: give the charge back, read from the dev_f tickets (dev set, 2026-12-02)
+        r"devolv\w* (?:el |la )?(?:cargo|cobro|importe|dinero)",
         # Spanish (Rioplatense): the money back, read from the dev_e tickets (dev set, 2026-12-02)
         r"devolv\w* (?:la )?plata",
         # French
@@ -331,6 +333,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"no da (?:senal|imagen)",
     ),
     "wrong_item": (
+        # Spanish: not the ones I ordered, read from the dev_f tickets (dev set, 2026-12-02)
+        r"no (?:el|la|los|las|lo) [^.,;!?]{1,40} que (?:yo )?(?:pedi|habia pedido|compre|encargue)",
+        r"de otro modelo",
         # Spanish: not the one I ordered, read from the dev_e tickets (dev set, 2026-12-02)
         r"no (?:es )?(?:la|el|lo|los|las) que (?:yo )?(?:pedi|habia pedido|compre|encargue)",
         # French: ordered one thing, received another, read from the dev_d tickets (dev set, 2026-12-02)

@@ -160,6 +160,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"dov'?e (?:finito )?(?:il )?(?:mio )?(?:rimborso|denaro)",
     ),
     "cancellation": (
+        # German: the ihr-imperative 'bitte storniert', read from the dev_f tickets (dev set, 2026-12-02)
+        r"(?:bitte|jetzt|sofort|doch) storniert\b(?! (?:werden|worden|haben|ist|sind|wurde))",
+        r"storniert (?:bitte|mir|uns|beide|meine|meinen)\b",
         # Dutch: can the order still be stopped, read from the dev_e tickets (dev set, 2026-12-02)
         r"tegen(?:gehouden|houden)",
         # German: stop an order before it ships, read from the dev_d tickets (dev set, 2026-12-02)
@@ -485,6 +488,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|danneggiat|ammaccat|graffiat|spaccat|crepat|in pezzi)",
     ),
     "defective_item": (
+        # Dutch: stopped turning, a strange noise, read from the dev_f tickets (dev set, 2026-12-02)
+        r"(?:draait|werkt|maalt|laadt|start) (?:nu )?(?:helemaal |gewoon )?niet meer",
+        r"(?:raar|vreemd|knarsend) (?:\w+ )?geluid",
         # German, Italian, Dutch: symptoms of a fault, read from the h26 train tickets
         r"geht (?:\w+ ){0,2}(?:von allein|von selbst|einfach) aus",
         r"bleibt (?:\w+ ){0,3}(?:haengen|stehen)",
@@ -931,6 +937,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:altrove|da un altro|concorrente|su amazon|in un altro negozio)[^.?!]{0,40}(?:meno|economic|prezzo)",
     ),
     "gift_card": (
+        # German: a gift voucher ordered, read from the dev_f tickets (dev set, 2026-12-02)
+        r"\w*gutschein\w* (?:\w+ ){0,4}(?:gekauft|bestellt)",
         # German: a voucher bought, read from the dev_e tickets (dev set, 2026-12-02)
         r"gutschein\w* (?:\w+ ){0,4}(?:gekauft|bestellt)",
         # German
@@ -1347,6 +1355,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"spedite(?:lo|la|meli|mela)? (?:\w+ )?(?:comunque|lo stesso)",
     ),
     "missing_item": (
+        # Dutch: it was not in the box, read from the dev_f tickets (dev set, 2026-12-02)
+        r"zat(?:en)? er niet bij",
         # German: only part of it in the box, read from the dev_d tickets (dev set, 2026-12-02)
         r"(?:war|waren|ist|sind|lag|lagen) (?:aber )?nur (?:eine?r?|zwei|drei|\d) (?:\w+ )?(?:im (?:karton|paket)|in der (?:box|packung|lieferung)|drin|dabei)",
         # German, read from the h24 train tickets
