@@ -901,7 +901,8 @@ INTENTS: tuple[Intent, ...] = (
         kb_articles=("KB-203",),
         needs_order=False,
         label="gift card",
-        unless=("goodwill_credit", "loyalty_points"),
+        # A gift card that is only the item of an order the customer never placed (decision 6).
+        unless=("goodwill_credit", "loyalty_points", "unauthorized_order"),
     ),
     Intent(
         "callback",

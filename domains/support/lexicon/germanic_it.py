@@ -1551,8 +1551,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"betrugsfall",
         r"betr(?:ue|u)gerisch",
         # Dutch
-        r"(?:heb|hebben) (?:\w+ ){0,4}(?:niet|nooit|niets|niks) (?:\w+ ){0,2}(?:besteld|geplaatst|gekocht"
-        r"|geautoriseerd|goedgekeurd)",
+        # Not "ik heb er nog niks mee gekocht" (nothing bought *with* a gift card yet).
+        r"(?:heb|hebben) (?:\w+ ){0,4}(?:niet|nooit|niets|niks) (?!(?:\w+ )?mee )(?:\w+ ){0,2}"
+        r"(?:besteld|geplaatst|gekocht|geautoriseerd|goedgekeurd)",
         r"niet (?:door mij|van mij)\b",
         r"(?:dat|dit|die bestelling|deze bestelling) was ik niet\b(?! (?:thuis|aanwezig))",
         r"(?:bestelling|aankoop|betaling|afschrijving|transactie) (?:\w+ ){0,4}(?:herken|ken) ik niet",
