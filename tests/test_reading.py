@@ -898,3 +898,17 @@ def test_what_the_customer_tells_as_over_or_takes_back_is_not_asked() -> None:
     )
     assert mind_changed.intents == ("late_delivery",)
     assert "duplicate_charge" in read_ticket("You charged me twice for 12345. Refund it.").intents
+
+
+def test_a_stated_problem_no_intent_accounts_for_is_checked_by_a_person() -> None:
+    # "refuses to power up" is read by no phrase: the refund the ticket asks for is read, but
+    # a reading that leaves a stated problem unread may have missed a request.
+    reading = read_ticket(
+        "The Lumen e-reader (order ID 12375) refuses to power up, nothing, not even the "
+        "charging light. I'd like my money back for it please."
+    )
+    assert "refund_request" in reading.intents and reading.confidence < REVIEW_BELOW
+    assert (
+        read_ticket("Please refund order 12375, it arrived too late for the trip.").confidence
+        == 1.0
+    )

@@ -937,7 +937,7 @@ INTENTS: tuple[Intent, ...] = (
             r"telefonata",
             r"terugbel",
             r"bel me",
-            r"(?:opbellen|bellen)",
+            r"(?<!keer )(?:opbellen|bellen)",  # "drie keer bellen!": calls made, not asked for
             r"ligue-me",
             r"me ligu",
             r"ligar(?:-me)? de volta",

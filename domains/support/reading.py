@@ -126,6 +126,10 @@ COURTESY = re.compile(
     r"|comment allez-vous|wie geht'?s(?: euch| ihnen)?|hoe gaat het(?: met jullie)?))\W*$"
 )
 """A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
+UNTOLD_PROBLEM = 0.7
+"""The confidence factor of a reading that leaves a stated problem unread (below
+graph/abstain.py's REVIEW_BELOW): on the fresh sets scored before they were read (dev_d, dev_e,
+h26, dev_f), answers that went out with no human and missed an intent had such a clause."""
 COMPANIONS = frozenset({"acknowledgement", "refund_request", "callback"})
 """Intents that often come with another and are no second request of their own ("charged
 twice, please refund it", "call me about my late parcel")."""
@@ -415,6 +419,10 @@ class Understanding:
     """Every intent expressed, in table order; redundant readings dropped."""
     unaccounted: tuple[str, ...]
     """Clauses that ask for something no intent accounts for."""
+    untold: tuple[str, ...] = ()
+    """Clauses that state a problem ("refuses to power up", "never even turned it on") no
+    intent accounts for and that ask nothing: not a part to name, but a reading that may have
+    missed a request, so a person checks it (`confidence`)."""
 
     @property
     def confidence(self) -> float:
@@ -429,7 +437,7 @@ class Understanding:
             share = 1.0 if self.intents else 0.0
         else:
             share = 1.0 - len(self.unaccounted) / len(asking)
-        return round(share, 2)
+        return round(share * (UNTOLD_PROBLEM if self.untold else 1.0), 2)
 
 
 def _negated(intent: Intent, clause: str, start: int, end: int) -> bool:
@@ -612,8 +620,20 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
         ):
             continue  # the learned readers find it about a problem already read
         unaccounted.append(clause.text)
+    untold = tuple(
+        clause.text
+        for clause, text, other in zip(clauses, folded, others, strict=True)
+        if intents
+        and not (clause.intents or clause.negated or other or clause.asks)
+        and PROBLEM.search(text)
+        and not THANKS.search(text)
+    )
     return Understanding(
-        own_text=own, clauses=clauses, intents=intents, unaccounted=tuple(unaccounted)
+        own_text=own,
+        clauses=clauses,
+        intents=intents,
+        unaccounted=tuple(unaccounted),
+        untold=untold,
     )
 
 

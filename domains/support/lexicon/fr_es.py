@@ -141,6 +141,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"no (?:lo |la )?(?:envien|manden|despachen)",
     ),
     "late_delivery": (
+        # Spanish: it has not reached me either, read from the dev_g tickets (dev set, 2026-12-02)
+        r"(?:no|tampoco) me (?:ha|han) llegado",
         # French, read from the h24 train tickets
         r"j'attends (?:\S+ ){0,5}depuis",
         # French
@@ -333,6 +335,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"no da (?:senal|imagen)",
     ),
     "wrong_item": (
+        # Spanish: ordered one thing, another in the box, read from the dev_g tickets (dev set, 2026-12-02)
+        r"pedi (?:un|una|el|la|unos|unas) [^.;!?]{1,40} y (?:en la caja |en el paquete )?(?:venia|vino|llego|recibi|me llego|me mandaron)",
         # Spanish: not the ones I ordered, read from the dev_f tickets (dev set, 2026-12-02)
         r"no (?:el|la|los|las|lo) [^.,;!?]{1,40} que (?:yo )?(?:pedi|habia pedido|compre|encargue)",
         r"de otro modelo",

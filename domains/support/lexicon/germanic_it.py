@@ -238,6 +238,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"posso (?:ancora )?(?:annullare|cancellare|disdire)",
     ),
     "late_delivery": (
+        # Italian: still on its way after weeks, read from the dev_g tickets (dev set, 2026-12-02)
+        r"ancora in viaggio",
+        r"(?:in viaggio|in transito) da (?:quasi |oltre |piu di )?(?:\w+ )(?:settimane|giorni)",
         # German and Flemish: weeks 'shipped', not arrived, read from the dev_e tickets (dev set, 2026-12-02)
         r"seit (?:fast |knapp |ueber |mehr als )?(?:\d+|zwei|drei|vier|fuenf|sechs) (?:wochen|tagen) (?:\w+ )?'?(?:versandt|unterwegs|verschickt)",
         r"(?:nog altijd|nog steeds|nog) niet (?:toegekomen|aangekomen|geleverd|bezorgd)",
@@ -1224,6 +1227,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:perfetto|ottimo),? grazie",
     ),
     "goodwill_credit": (
+        # Dutch: a voucher would be fair, read from the dev_g tickets (dev set, 2026-12-02)
+        r"(?:een )?(?:tegoedbon|waardebon|compensatie|vergoeding) (?:\w+ ){0,3}(?:netjes|fijn|op zijn plaats|terecht|redelijk)",
         # German, read from the h24 train tickets
         r"gutschein (?:\w+ )?(?:als|zur) (?:\w+ )?(?:entschuldigung|wiedergutmachung|kompensation|entschaedigung)",
         r"(?:entschuldigung|wiedergutmachung|entschaedigung)[^.?!]{0,30}gutschein",
