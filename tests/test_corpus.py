@@ -117,3 +117,20 @@ def test_every_label_cites_the_policies_and_articles_its_intents_name() -> None:
                 assert labels["needs_human"] is True, row["id"]
             if labels["actions"]:
                 assert labels["needs_human"] is True, row["id"]
+
+
+def test_the_frozen_split_is_not_written_out_case_by_case() -> None:
+    # Scored, never read: --json would write every test ticket's labels and results.
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "graph.app.cli", "eval", "--split", "test", "--json", "x.json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "scored, never read" in done.stderr
+    assert not (ROOT / "x.json").exists()

@@ -116,7 +116,12 @@ async def _cmd_domain_eval(
     print(f"muster eval --domain {pack.name}: {len(cases)} cases, {args.concurrency} at a time",
           file=sys.stderr)
     results = await evaluate_domain(
-        pack, cases, run, concurrency=args.concurrency, progress=sys.stderr
+        pack,
+        cases,
+        run,
+        concurrency=args.concurrency,
+        progress=sys.stderr,
+        progress_detail=show_misses,
     )
     targets = pack.hook("TARGETS") or {}
     print(f"muster eval --domain {pack.name}: {len(results)} cases, "
@@ -195,6 +200,11 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         if args.dataset:
             raise ConfigError("give DATASET or --split, not both")
         args.dataset = str(split_dataset(pack, split))
+    if split == FROZEN_SPLIT and getattr(args, "json", None):
+        raise ConfigError(
+            f"the {FROZEN_SPLIT} split is scored, never read: --json (every case's result) "
+            "is refused for it"
+        )
     show_misses = not getattr(args, "no_misses", False) and split != FROZEN_SPLIT
     if pack.hook("score") is not None:
         return await _cmd_domain_eval(args, pack, show_misses=show_misses)
@@ -220,6 +230,7 @@ async def cmd_eval(args: argparse.Namespace) -> int:
         fields=opts.fields,
         concurrency=opts.concurrency,
         progress=sys.stderr,
+        progress_detail=show_misses,
     )
     results = scored_tickets(report, opts.tickets, opts.fields)
     summary = summarize_eval(results, opts.fields)

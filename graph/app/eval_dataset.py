@@ -113,9 +113,11 @@ class Tally:
 class CaseProgress(CaseLifecycle[str, Scored, str]):
     """Prints one line to `out` as each case finishes: `[12/83] bf-05  misses: kb_ids`."""
 
-    def __init__(self, case: Case[str, Scored, str], out: TextIO, tally: Tally) -> None:
+    def __init__(
+        self, case: Case[str, Scored, str], out: TextIO, tally: Tally, *, detail: bool = True
+    ) -> None:
         super().__init__(case)
-        self.out, self.tally = out, tally
+        self.out, self.tally, self.detail = out, tally, detail
 
     async def teardown(
         self, result: ReportCase[str, Scored, str] | ReportCaseFailure[str, Scored, str] | None
@@ -129,6 +131,10 @@ class CaseProgress(CaseLifecycle[str, Scored, str]):
             status = status if error or misses else "all right"
         else:
             status = f"error: {result.error_message}" if result else "cancelled"
+        if not self.detail:  # a frozen split: progress only, never which case missed what
+            print(f"[{self.tally.done}/{self.tally.total}]", file=self.out)
+            self.out.flush()
+            return
         print(f"[{self.tally.done}/{self.tally.total}] {self.case.name}  {status}", file=self.out)
         self.out.flush()
 
@@ -175,6 +181,7 @@ async def evaluate_tickets(
     fields: LabelledFields,
     concurrency: int,
     progress: TextIO,
+    progress_detail: bool = True,
 ) -> EvalReport:
     """Run every ticket through Muster on one runtime, at most `concurrency` at a time, and
     score it with the pack's `fields`; `options.db` is replaced by a temporary store."""
@@ -209,5 +216,7 @@ async def evaluate_tickets(
                 name=name,
                 max_concurrency=concurrency,
                 progress=False,
-                lifecycle=lambda case: CaseProgress(case, progress, tally),
+                lifecycle=lambda case: CaseProgress(
+                    case, progress, tally, detail=progress_detail
+                ),
             )

@@ -92,6 +92,7 @@ async def evaluate_domain(
     *,
     concurrency: int,
     progress: TextIO | None = None,
+    progress_detail: bool = True,
 ) -> list[DomainResult]:
     """Run every case and score it with the pack's scorer."""
     scorer: Scorer | None = pack.hook("score")
@@ -130,11 +131,9 @@ async def evaluate_domain(
                 results[case.id] = DomainResult(case.id, fields, error)
                 if progress is not None:
                     right = sum(ok for ok, _, _ in fields.values())
-                    print(
-                        f"[{len(results)}/{len(cases)}] {case.id}  {right}/{len(fields)}",
-                        file=progress,
-                        flush=True,
-                    )
+                    # A frozen split prints progress only, never which case missed what.
+                    line = f"  {case.id}  {right}/{len(fields)}" if progress_detail else ""
+                    print(f"[{len(results)}/{len(cases)}]{line}", file=progress, flush=True)
 
             await asyncio.gather(*(one(case) for case in cases))
     return [results[case.id] for case in cases]
