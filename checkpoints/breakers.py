@@ -14,7 +14,8 @@ Once the cool-down is over, the half-open probe is claimed in the row (`claim_pr
 `UPDATE ... WHERE probe_at IS NULL`, atomic in SQLite and PostgreSQL alike), so one call in
 the whole fleet goes to the server per cool-down; the prober's success deletes the row
 (closed everywhere), its failure writes it again with the doubled cool-down. A claim whose
-prober died is free again after one cool-down.
+prober died is free again after one cool-down. A provider model's breaker
+(`workers.model_health`) shares the board the same way, its row keyed `model:<label>`.
 
 Times are the database's clock in PostgreSQL (`clock_timestamp()`, so hosts' clocks do
 not matter) and the machine's in SQLite (one machine). The table is created by the first

@@ -174,3 +174,16 @@ def test_the_servers_file_sets_a_servers_in_flight_cap() -> None:
         )
     pressure = Backpressure(BackpressureSettings(max_in_flight=16), limits={"slow": 3})
     assert pressure.gate("slow")._value == 3 and pressure.gate("fast")._value == 16
+
+
+def test_a_look_at_an_open_circuit_does_not_take_its_probe() -> None:
+    # The worker loop looks before a model turn; the call itself takes the probe. A look that
+    # took it left a model with no fallbacks refused for good after its first cool-down.
+    now = [0.0]
+    breaker = Breaker(BackpressureSettings(threshold=1, cooldown_s=10, jitter=0), lambda: now[0])
+    breaker.record(CallOutcome.UNAVAILABLE, "503")
+    assert breaker.waiting() is not None and breaker.refusal() is not None  # cooling down
+    now[0] = 11.0
+    assert breaker.waiting() is None and breaker.waiting() is None  # looks take nothing
+    assert breaker.refusal() is None  # the call is the probe
+    assert breaker.waiting() is not None and breaker.refusal() is not None  # one at a time

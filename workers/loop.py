@@ -205,7 +205,8 @@ async def _model_turn(run: WorkerRun, belt: ToolBelt) -> AIMessage | RunEnd:
         fault = health.fault(run.model)
         if fault is not None:
             return RunEnd(fault.reason, f"{fault.note} (not asked again)")
-        refusal = health.breaker(run.model).refusal()
+        # Only a look: the chain below takes the probe after a cool-down (`Breaker.waiting`).
+        refusal = health.breaker(run.model).waiting()
         if refusal is not None:
             return RunEnd("unavailable", f"model {run.model} not asked: {refusal}")
     run.steps += 1

@@ -7,8 +7,10 @@ may name fallbacks (`MUSTER_<ROLE>_FALLBACKS`, `workers.model_settings`); LangCh
 behind `ModelChain._guarded`, so the per-model circuit breaker and the memory of faults no
 retry heals (`workers.model_health`) decide whether it is asked at all (`with_fallbacks`
 alone would ask a model whose circuit is open), its calls in flight are capped, and each
-outcome is counted. After the call, `answered_by` names the model that answered and
-`fallback_for` the one it stood in for, so the caller can say so.
+outcome is counted; with the store's breaker board, a model another process opened is
+skipped here too, and its one probe per cool-down is the fleet's. After the call,
+`answered_by` names the model that answered and `fallback_for` the one it stood in for, so
+the caller can say so.
 
 This is the workers' layer: the graph uses it, it never imports the graph. The health of the
 LangGraph run a call belongs to is read from the run's context (`run_health`), so the
@@ -124,7 +126,7 @@ class ModelChain:
                 if fault is not None:
                     note = f"{fault.note} (not asked again)"
                     raise unavailable(fault.reason, note, asked=False)
-                refusal = health.breaker(label).refusal()
+                refusal = await health.admit(label)  # with the store's board, fleet-wide
                 if refusal is not None:
                     note = f"model {label} not asked: {refusal}"
                     raise unavailable("unavailable", note, asked=False)
@@ -139,18 +141,18 @@ class ModelChain:
             except Exception as error:
                 if self.answers is not None and self.answers(error):
                     if health is not None:
-                        health.count(label, None, "")  # it answered, off the mark
+                        await health.settle_call(label, None, "")  # answered, off the mark
                     raise
                 reason = model_failure(error)
                 note = describe(reason, error)
                 if health is not None:
                     health.record(label, reason, note)
-                    health.count(label, reason, note)
+                    await health.settle_call(label, reason, note)
                 if reason not in FALLBACK_REASONS:
                     raise ModelFailed(label, reason, note) from error
                 raise unavailable(reason, note, asked=True) from error
             if health is not None:
-                health.count(label, None, "")
+                await health.settle_call(label, None, "")
             self.answered_by = label
             return reply
 

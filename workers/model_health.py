@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 
 from workers.contracts import FailureReason
-from workers.hub.backpressure import BackpressureSettings, Breaker
+from workers.hub.backpressure import SharedBreakers
 from workers.hub.outcomes import CallOutcome
 from workers.model_errors import PERMANENT_PROVIDER_REASONS
 
@@ -48,22 +48,17 @@ class ModelFault:
 
 
 @dataclass
-class ModelHealth:
-    """Permanent provider faults, by model label (see the module docstring)."""
+class ModelHealth(SharedBreakers):
+    """Permanent provider faults, by model label (see the module docstring), and per provider
+    model the same circuit breaker the hub keeps per server (`SharedBreakers`): after failed
+    calls in a row that may heal (down, unreachable, timed out), the model is not asked for
+    a cooldown, then probed once. With the store's board set (`open_services` does), an
+    open model is seen by every process on the store (its key `model:<label>`), and one
+    probe per cool-down goes out for all of them; without one, this process's alone."""
 
+    prefix: str = "model:"
     faults: dict[str, ModelFault] = field(default_factory=dict)
-    settings: BackpressureSettings = field(default_factory=BackpressureSettings.from_env)
-    breakers: dict[str, Breaker] = field(default_factory=dict)
-    """Per provider model, the same circuit breaker the hub keeps per server: after failed
-    calls in a row that may heal (down, unreachable, timed out), the model is not asked
-    for a cooldown, then probed once."""
     _gates: dict[str, asyncio.Semaphore] = field(default_factory=dict)
-
-    def breaker(self, model: str) -> Breaker:
-        """`model`'s circuit breaker."""
-        if model not in self.breakers:
-            self.breakers[model] = Breaker(self.settings)
-        return self.breakers[model]
 
     def gate(self, model: str) -> asyncio.Semaphore:
         """`model`'s in-flight cap (`MUSTER_MODEL_MAX_IN_FLIGHT`, else 8)."""
@@ -79,6 +74,15 @@ class ModelHealth:
             self.breaker(model).record(CallOutcome.OK, "")
         elif reason in TRANSIENT_PROVIDER_REASONS:
             self.breaker(model).record(CallOutcome.UNAVAILABLE, note)
+
+    async def settle_call(self, model: str, reason: FailureReason | None, note: str) -> None:
+        """`count`, and tell the board (`SharedBreakers.settle`): an answer closes the
+        model's open circuit for every process, a circuit that opened here opens it for
+        them. A failure that is not the provider's health leaves the breaker as it is."""
+        if reason is None:
+            await self.settle(model, CallOutcome.OK, "")
+        elif reason in TRANSIENT_PROVIDER_REASONS:
+            await self.settle(model, CallOutcome.UNAVAILABLE, note)
 
     def fault(self, model: str) -> ModelFault | None:
         """The fault recorded for `model`, if any."""

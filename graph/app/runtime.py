@@ -39,6 +39,7 @@ from graph.planners import Planner
 from graph.services import Services
 from graph.trace import TraceWriter, trace_path
 from workers.contracts import CHECKPOINTED_TYPES
+from workers.model_health import ModelHealth
 from workers.models import ModelFactory
 from workers.redaction import install_log_redaction
 from workers.roster import Roster
@@ -191,7 +192,8 @@ async def open_services(
             call_timeout_s=options.limits.cut(TOOL_CALL_TIMEOUT_S),
             on_demand=servers_on_demand,
         )
-        # Open circuits are shared with every process on the store (checkpoints/breakers.py).
+        # Open circuits, servers' and models', are shared with every process on the store
+        # (checkpoints/breakers.py).
         board = hub.backpressure.board = breaker_board(checkpoint_store(audit_db).location)
         try:
             yield Services(
@@ -201,6 +203,7 @@ async def open_services(
                 planner=options.planner,
                 limits=options.limits,
                 audit=audit,
+                model_health=ModelHealth(board=board),
             )
         finally:
             await hub.aclose()

@@ -23,7 +23,8 @@ runs, so it is where "this server is failing" can be remembered across tickets:
 (`open_services` does), a circuit that opens here is written to the store, every process
 on it reads the board before calling a server (`admit`, cached for `BOARD_TTL_S`) and
 skips one another process has opened, and the half-open probe is claimed on the board, so
-one call per cool-down reaches the server from the whole fleet.
+one call per cool-down reaches the server from the whole fleet. The models' breakers
+(`workers.model_health`) are the same `SharedBreakers`, on the same board as `model:<label>`.
 
 Hand-written because the hub's calls are already values (`CallOutcome`), not exceptions:
 the breaker libraries on the index (pybreaker, aiobreaker) count raised exceptions around
@@ -143,12 +144,22 @@ class Breaker:
         """Why a call may not go to the server now, or None (it may; maybe as the probe)."""
         if not self.is_open:
             return None
-        now = self.clock()
-        if now >= self.open_until and not self.probing:
+        if self.clock() >= self.open_until and not self.probing:
             self.probing = True
             return None
         self.shed += 1
-        wait = max(0.0, self.open_until - now)
+        return self._why()
+
+    def waiting(self) -> str | None:
+        """`refusal` without taking the probe: why a call would be refused now, or None when
+        it may go (maybe as the probe, which the caller that makes the call then claims). A
+        pre-check that claimed the probe would leave the call itself refused for good."""
+        if not self.is_open or (self.clock() >= self.open_until and not self.probing):
+            return None
+        return self._why()
+
+    def _why(self) -> str:
+        wait = max(0.0, self.open_until - self.clock())
         return (
             f"circuit open after {self.failures} failed calls in a row "
             f"(last: {self.last_failure[:160]}); next try in {wait:.1f}s"
@@ -200,26 +211,23 @@ def rate_limiter_for(requests_per_s: float, burst: int = 1) -> InMemoryRateLimit
 
 
 @dataclass
-class Backpressure:
-    """Every server's breaker and in-flight cap, for one hub."""
+class SharedBreakers:
+    """Circuit breakers by name, shared with every process on the store when there is a
+    board: the one mechanism behind the hub's per-server breakers (`Backpressure`) and the
+    per-model ones (`workers.model_health.ModelHealth`, on the board as `model:<label>`)."""
 
     settings: BackpressureSettings = field(default_factory=BackpressureSettings.from_env)
     clock: Callable[[], float] = time.monotonic
     breakers: dict[str, Breaker] = field(default_factory=dict)
-    limits: dict[str, int] = field(default_factory=dict)
-    """Per-server in-flight caps from the servers file (`maxInFlight`), over the default."""
-    rates: dict[str, tuple[float, int]] = field(default_factory=dict)
-    """Per-server rate limits from the servers file (`requests_per_s`, `burst`); a server
-    not named here is not rate-limited."""
-    _pacers: dict[str, InMemoryRateLimiter] = field(default_factory=dict)
-    _gates: dict[str, asyncio.Semaphore] = field(default_factory=dict)
     board: BreakerBoard | None = None
     """The store's breaker board, shared with every process on the store (None: this
     process's breakers only)."""
     holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
-    """Names this hub's probe claims on the board."""
+    """Names this process's probe claims on the board."""
+    prefix: str = ""
+    """Put before a name to make its key on the board (servers: none; models: `model:`)."""
     _seen: dict[str, tuple[float, SharedOpen | None]] = field(default_factory=dict)
-    """Per server: when the board was last read (`clock`) and what it said."""
+    """Per name: when the board was last read (`clock`) and what it said."""
 
     def __post_init__(self) -> None:
         self.holder = f"{self.holder}:{id(self):x}"
@@ -235,7 +243,7 @@ class Backpressure:
         seen = self._seen.get(server)
         if not fresh and seen is not None and self.clock() - seen[0] < BOARD_TTL_S:
             return seen[1]
-        row = await self.board.read(server)
+        row = await self.board.read(self.prefix + server)
         self._seen[server] = (self.clock(), row)
         return row
 
@@ -269,7 +277,7 @@ class Backpressure:
         if shared.remaining_s > 0:
             breaker.adopt(shared)
             return breaker.refusal()
-        if await self.board.claim_probe(server, self.holder):
+        if await self.board.claim_probe(self.prefix + server, self.holder):
             breaker.adopt(shared)
             breaker.probing = True  # this call is the fleet's probe
             return None
@@ -289,23 +297,37 @@ class Backpressure:
         if outcome is CallOutcome.OK:
             seen = self._seen.get(server)
             if probing or reopened or (seen is not None and seen[1] is not None):
-                await self.board.close_circuit(server)
+                await self.board.close_circuit(self.prefix + server)
                 self._seen[server] = (self.clock(), None)
         elif breaker.reopened > reopened:
             await self.board.publish(
-                server,
+                self.prefix + server,
                 cooldown_s=max(0.0, breaker.open_until - breaker.clock()),
                 reopened=breaker.reopened,
                 last_failure=breaker.last_failure,
             )
             self._seen.pop(server, None)
         elif probing and not breaker.probing:
-            await self.board.release_probe(server, self.holder)
+            await self.board.release_probe(self.prefix + server, self.holder)
 
     def is_open(self, server: str) -> bool:
         """True while `server`'s circuit refuses calls (a probe is not yet due)."""
         breaker = self.breakers.get(server)
         return breaker is not None and breaker.is_open and breaker.clock() < breaker.open_until
+
+
+@dataclass
+class Backpressure(SharedBreakers):
+    """Every server's breaker (`SharedBreakers`), rate limit and in-flight cap, for one
+    hub."""
+
+    limits: dict[str, int] = field(default_factory=dict)
+    """Per-server in-flight caps from the servers file (`maxInFlight`), over the default."""
+    rates: dict[str, tuple[float, int]] = field(default_factory=dict)
+    """Per-server rate limits from the servers file (`requests_per_s`, `burst`); a server
+    not named here is not rate-limited."""
+    _pacers: dict[str, InMemoryRateLimiter] = field(default_factory=dict)
+    _gates: dict[str, asyncio.Semaphore] = field(default_factory=dict)
 
     async def pace(self, server: str) -> None:
         """Wait for `server`'s rate limit to let one more call start (at once when it has
