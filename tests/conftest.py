@@ -72,6 +72,16 @@ def _no_shell_auth(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
+NOTE = "muster: note:"
+"""How a command's notice starts (`muster approve` without $MUSTER_ACCOUNTS says identities
+are not checked): not an error line."""
+
+
+def error_lines(stderr: str) -> list[str]:
+    """The non-blank lines of a command's stderr, its notices (`NOTE`) left out."""
+    return [line for line in stderr.splitlines() if line.strip() and not line.startswith(NOTE)]
+
+
 def wait_until(
     condition: Callable[[], T],
     what: str,

@@ -33,7 +33,7 @@ from graph.app.runtime import MusterRuntime, open_runtime, stream_run
 from graph.approval import approval_digest, idempotency_key
 from servers.approval import action_digest, mint_token, verify_token
 from servers.call_log import read_calls
-from tests.conftest import HANG_TIMEOUT_S, MusterEnv
+from tests.conftest import HANG_TIMEOUT_S, MusterEnv, error_lines
 from workers.contracts import ProposedAction
 from workers.models import scripted_factory
 
@@ -112,7 +112,7 @@ def expected_digest(thread: str, args: dict[str, Any]) -> str:
 
 
 def one_line_error(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
+    lines = error_lines(stderr)
     assert len(lines) == 1, stderr
     return lines[0]
 

@@ -42,7 +42,7 @@ from graph.approvers import (
 from graph.services import Services
 from graph.state import MusterState
 from servers.orders import ensure_database
-from tests.conftest import HANG_TIMEOUT_S, MusterEnv
+from tests.conftest import HANG_TIMEOUT_S, MusterEnv, error_lines
 from workers.contracts import ActionRecord, ProposedAction, Report
 from workers.errors import ConfigError
 
@@ -426,7 +426,7 @@ async def test_the_cli_refuses_what_the_graph_would_refuse(muster_env: MusterEnv
     def refused(*args: str, extra_env: dict[str, str] | None = None) -> str:
         done = muster_env.cli("approve", thread, *args, timeout=HANG_TIMEOUT_S, extra_env=extra_env)
         assert done.returncode == EXIT_BAD_INPUT, done.stdout + done.stderr
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        lines = error_lines(done.stderr)
         assert len(lines) == 1 and lines[0].startswith("muster: error:"), done.stderr
         return lines[0]
 

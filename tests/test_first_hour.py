@@ -35,7 +35,14 @@ from graph.app.render import waiting_lines
 from graph.app.scenarios import SCENARIOS
 from graph.app.thread_filters import select_threads, since_time, thread_status
 from servers.call_log import count_calls
-from tests.conftest import DEMO_TICKET, HANG_TIMEOUT_S, PROJECT_ROOT, MusterEnv, wait_until
+from tests.conftest import (
+    DEMO_TICKET,
+    HANG_TIMEOUT_S,
+    PROJECT_ROOT,
+    MusterEnv,
+    error_lines,
+    wait_until,
+)
 from tests.test_actions import REFUND_TICKET
 from tests.test_batch import QUEUE, write_tickets
 from workers.contracts import CHECKPOINTED_TYPES
@@ -169,7 +176,7 @@ def test_a_store_in_a_missing_folder_is_one_error_for_every_command(
         ["show", "t-1"],
     ):
         assert main([*argv, "--db", str(db)]) == 2, argv
-        err = capsys.readouterr().err
+        err = "\n".join(error_lines(capsys.readouterr().err)) + "\n"
         assert err.startswith("muster: error: ") and err.count("\n") == 1, err
         assert str(db) in err and "does not exist" in err, err
     assert not db.parent.exists()

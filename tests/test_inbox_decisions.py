@@ -76,8 +76,7 @@ def test_edit_reject_and_respond_in_the_inbox(
     assert record["args"]["amount_cents"] == 5000 and record["decided_by"] == "lead"
 
     # Reject: the $649 refund, from the keyboard; nothing is refunded.
-    # (Clicked, not focused then Enter: when the approved thread's run ends, the inbox
-    # redraws its cards, and the focus would be lost with the old card.)
+    # (Clicked: a redraw keeps this card and its focus, as the last test checks.)
     big = page.locator('article.approval[data-thread="big"]')
     big.get_by_role("button", name="Reject").click()
     expect(notice).to_contain_text("Rejected by lead")
@@ -88,8 +87,7 @@ def test_edit_reject_and_respond_in_the_inbox(
     assert [(a["status"], a["decided_by"]) for a in actions][-1] == ("rejected", "lead")
 
     # Respond: the question is answered in free text; the thread goes on with the answer.
-    # Typed and sent in one step of the page: a redraw of the cards (the rejected thread's
-    # run ending) between typing and sending would drop the text with the old card.
+    # Typed and sent in one step of the page (a redraw keeps what was typed: the last test).
     question = page.locator("article.question")
     expect(question.get_by_label("Your answer")).to_be_editable()
     question.locator("form").evaluate(
@@ -105,4 +103,62 @@ def test_edit_reject_and_respond_in_the_inbox(
     assert "12345" in after["answer"]["text"]
     answers = [r for r in after["audit"] if r["event"] == "authenticated"]
     assert [r["actor"] for r in answers] == ["lead"]
+    context.close()
+
+
+def test_a_redraw_keeps_what_was_typed_in_another_card(
+    served: Served,  # noqa: F811 (before the browser: its setup runs `muster account`)
+    muster_env: MusterEnv,
+    browser: object,  # noqa: F811
+) -> None:
+    """A half-typed decision survives another thread's change: the inbox watches the thread
+    it shows (big), big is rejected from elsewhere (the API), the cards are redrawn without
+    it, and the ref card still holds the amount and note typed into it, with the focus and
+    the caret where they were; Enter then approves with them."""
+    from playwright.sync_api import Browser, expect
+
+    assert isinstance(browser, Browser)
+    add_big_order(muster_env)
+    served.submit(REFUND_TICKET, "ref")
+    served.submit(BIG_TICKET, "big")
+    expect.set_options(timeout=WAIT_MS)
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.goto(f"{served.url}/inbox")
+    page.get_by_label("Name").fill("lead")
+    page.get_by_label("Password").fill(PASSWORDS["lead"])
+    page.get_by_label("Password").press("Enter")
+    expect(page.locator("article.approval")).to_have_count(2)
+
+    big = page.locator('article.approval[data-thread="big"]')
+    big.get_by_role("button", name="Open thread").click()
+    expect(page.locator('#thread[data-watching="big"]')).to_have_count(1)  # its events come
+
+    ref = page.locator('article.approval[data-thread="ref"]')
+    amount = ref.get_by_label("amount_cents (1 to 12900)")
+    amount.fill("5000")
+    note = ref.get_by_label("Note for the audit log")
+    note.focus()
+    page.keyboard.type("half now, the rest la")  # half-typed: the focus stays in it
+
+    with served.client() as client:  # big changes: decided from another place
+        rejected = client.post(
+            "/threads/big/decisions", json={"decision": "reject"}, headers=served.bearer("lead")
+        )
+    assert rejected.status_code == 202, rejected.text
+    expect(page.locator("#thread-status")).to_have_text("done")  # the page saw it change
+    expect(big).to_have_count(0)  # and redrew the cards without it
+    expect(page.locator("article.approval")).to_have_count(1)
+
+    expect(amount).to_have_value("5000")
+    expect(note).to_have_value("half now, the rest la")
+    expect(note).to_be_focused()
+    page.keyboard.type("ter")  # the caret is where it was
+    expect(note).to_have_value("half now, the rest later")
+    page.keyboard.press("Enter")  # submits the ref card: Approve, with what was typed
+    expect(page.locator("#notice")).to_contain_text("Approved by lead")
+    served.wait_for("ref", "done")
+    assert [r["amount_cents"] for r in refund_rows(muster_env, "12345")] == [5000]
+    (record,) = [a for a in served.thread("ref")["actions"] if a["status"] == "executed"]
+    assert record["args"]["amount_cents"] == 5000
     context.close()

@@ -40,7 +40,14 @@ from checkpoints.saver import check_db_path, resolve_db_path
 from checkpoints.threads import status_of, thread_config
 from graph.app.runtime import open_store
 from servers.call_log import read_calls
-from tests.conftest import DEMO_TICKET, HANG_TIMEOUT_S, PROJECT_ROOT, MusterEnv, wait_until
+from tests.conftest import (
+    DEMO_TICKET,
+    HANG_TIMEOUT_S,
+    PROJECT_ROOT,
+    MusterEnv,
+    error_lines,
+    wait_until,
+)
 from tests.test_actions import (
     REFUND_TICKET,
     audit_rows,
@@ -234,7 +241,7 @@ class Cli:
 
 
 def _one_error_line(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
+    lines = error_lines(stderr)
     assert len(lines) == 1, stderr
     assert lines[0].startswith("muster: error: "), stderr
     return lines[0]

@@ -29,8 +29,10 @@ import pytest
 import uvicorn
 
 from graph.app.options import MusterOptions
+from graph.app.serve.accounts import ACCOUNTS_ENV
 from graph.app.serve.app import create_app
-from graph.app.serve.auth import TOKENS_ENV, load_tokens
+from graph.app.serve.auth import TOKENS_ENV, Authenticator, load_tokens
+from graph.app.serve.front import FLEET_ENV, fleet_setting
 from tests.conftest import HANG_TIMEOUT_S, PROJECT_ROOT, MusterEnv, wait_until
 from tests.test_actions import REFUND_TICKET, audit_rows, refund_rows
 from workers.errors import ConfigError
@@ -372,6 +374,10 @@ def test_muster_serve_serves_until_sigterm(muster_env: MusterEnv) -> None:
         "MUSTER_ACCOUNTS to an accounts file (muster account add NAME)"
     ]
     tokens = _written(muster_env.root / "tokens.json", {LEAD: "lead"})
+    on_sqlite = muster_env.cli("serve", extra_env={TOKENS_ENV: str(tokens), FLEET_ENV: "1"})
+    assert on_sqlite.returncode == 2  # in front of the fleet: a PostgreSQL store or nothing
+    (error,) = [line for line in on_sqlite.stderr.splitlines() if line.startswith("muster:")]
+    assert error.startswith("muster: error: MUSTER_SERVE_FLEET: the fleet needs a PostgreSQL")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -382,7 +388,7 @@ def test_muster_serve_serves_until_sigterm(muster_env: MusterEnv) -> None:
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=PROJECT_ROOT,
-            env={**os.environ, TOKENS_ENV: str(tokens)},
+            env={**os.environ, TOKENS_ENV: str(tokens), ACCOUNTS_ENV: "", FLEET_ENV: ""},
         )
     try:
         wait_until(lambda: "Uvicorn running" in log.read_text(), "the server up", proc=proc)
@@ -398,3 +404,27 @@ def test_muster_serve_serves_until_sigterm(muster_env: MusterEnv) -> None:
             proc.wait()
     text = log.read_text()
     assert "muster serve: http://127.0.0.1:" in text and "Application shutdown complete" in text
+    assert "tickets run in this process" in text
+    # No accounts: one line says identities are not checked beyond the tokens file.
+    notice = Authenticator(tokens=load_tokens(tokens)).local_notice()
+    assert notice and "identities are not checked" in notice and "local use" in notice
+    assert text.count(notice) == 1, text
+
+
+def test_in_front_of_the_fleet_is_an_explicit_setting(
+    muster_env: MusterEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`MUSTER_SERVE_FLEET`: 1/true/yes/on or 0/false/no/off/unset, else a one-line error;
+    on a SQLite store the app is refused before it starts."""
+    for value, on in (("1", True), ("on", True), ("TRUE", True), ("0", False), ("", False)):
+        monkeypatch.setenv(FLEET_ENV, value)
+        assert fleet_setting() is on, value
+    monkeypatch.setenv(FLEET_ENV, "maybe")
+    with pytest.raises(ConfigError, match="MUSTER_SERVE_FLEET='maybe'"):
+        fleet_setting()
+    tokens = load_tokens(_written(muster_env.root / "tokens.json", {LEAD: "lead"}))
+    options = MusterOptions.resolve(db=muster_env.checkpoint_db)
+    with pytest.raises(ConfigError, match="the fleet needs a PostgreSQL store"):
+        create_app(options, tokens, fleet=True)
+    monkeypatch.delenv(FLEET_ENV)
+    create_app(options, tokens)  # in this process: nothing is opened before it starts

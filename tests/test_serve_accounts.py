@@ -38,6 +38,7 @@ from graph.app.serve.accounts import (
     Accounts,
     cli_identity,
     hash_password,
+    local_use_notice,
     password_matches,
 )
 from graph.app.serve.app import create_app
@@ -241,6 +242,38 @@ def test_the_cli_needs_a_token_when_authentication_is_on(
     # `muster approve` itself refuses before reading any thread.
     monkeypatch.delenv(TOKEN_ENV)
     assert main(["approve", "no-such-thread", "--by", "lead"]) == 2
+
+
+def test_without_accounts_the_cli_says_identities_are_not_checked(
+    muster_env: MusterEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Authentication off: every decision or control command says, in one line on stderr,
+    that who it acts as is not checked (local use); on, none says it."""
+    monkeypatch.delenv(ACCOUNTS_ENV, raising=False)
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    db = str(muster_env.checkpoint_db)
+    notice = local_use_notice()
+    assert "identities are not checked" in notice and "local use" in notice
+    for argv in (
+        ["approve", "no-such-thread", "--by", "lead"],
+        ["approve", "no-such-thread", "--reject"],
+        ["cancel", "no-such-thread", "--by", "lead"],
+    ):
+        assert main([*argv, "--db", db]) == 2, argv
+        err = capsys.readouterr().err.splitlines()
+        assert [line for line in err if "not checked" in line] == [notice], err
+        assert [line for line in err if line.startswith("muster: error:")], err
+    path = tmp_path / "accounts.sqlite"
+    accounts = Accounts(path)
+    accounts.add("lead", ("team_lead",), "lead-password-12")
+    monkeypatch.setenv(TOKEN_ENV, accounts.new_token("lead"))
+    accounts.close()
+    monkeypatch.setenv(ACCOUNTS_ENV, str(path))
+    assert main(["approve", "no-such-thread", "--db", db]) == 2
+    assert "not checked" not in capsys.readouterr().err
 
 
 def test_rollbacks_need_the_on_call_role_and_edits_stay_within_bounds() -> None:

@@ -21,6 +21,7 @@ import json
 import sys
 import uuid
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -219,47 +220,74 @@ Decision = Any
 returns it (maybe awaitable), as `graph.app.commands._answer_interrupt` takes it."""
 
 
-async def answer_on_fleet(args: argparse.Namespace, kind: str, value: Decision) -> int | None:
+@dataclass(frozen=True)
+class QueuedDecision:
+    """A decision recorded for a fleet thread as a `resume_thread` job."""
+
+    thread_id: str
+    kind: str
+    resume: Any
+    """The resume value the pending interrupt is answered with."""
+    job_id: int
+
+    def lines(self) -> str:
+        """What `muster approve` / `clarify` print once it is queued."""
+        return (
+            f"{self.kind} for thread {self.thread_id} recorded: "
+            f"{json.dumps(self.resume, default=str)}\n"
+            f"queued as job {self.job_id}: the next free worker continues the thread; "
+            "`muster fleet` shows it, `muster show THREAD` the result"
+        )
+
+
+async def queue_decision(
+    db: Any, thread_id: str, kind: str, value: Decision, *, always: bool = False
+) -> QueuedDecision | None:
     """Record the decision for a fleet thread's pending `kind` interrupt as a
-    `resume_thread` job, and return the exit code (0: queued); None if the thread is not the
-    fleet's (a SQLite store, or a thread never queued), for the caller to answer in-process.
+    `resume_thread` job and return it; None if the thread is not the fleet's (a SQLite
+    store, or a thread never queued, unless `always`: `muster serve` in front of the fleet
+    queues every decision), for the caller to answer in-process. Prints nothing.
 
     Checks as the in-process path does, under the thread's lease (so a worker advancing the
     thread right now refuses it: `ThreadBusyError`): the thread exists and waits for `kind`,
     and `value` (the approval checks of `muster approve`) accepts the pending interrupt. No
     server starts: the worker that takes the job runs the thread on its own."""
-    location = store_location(getattr(args, "db", None))
+    location = store_location(db)
     if not is_postgres_url(location):
         return None
     url = str(location)
-    if not await thread_on_fleet(url, args.thread):
+    if not always and not await thread_on_fleet(url, thread_id):
         return None
     store = checkpoint_store(url)
-    async with store.hold_thread(args.thread, must_exist=True):
+    async with store.hold_thread(thread_id, must_exist=True):
         async with open_store(store) as (graph, saver):
-            if not await thread_exists(saver, args.thread):
-                raise MusterError(f"unknown thread {args.thread}; `muster threads` lists them")
-            snapshot = await graph.aget_state(thread_config(args.thread))
+            if not await thread_exists(saver, thread_id):
+                raise MusterError(f"unknown thread {thread_id}; `muster threads` lists them")
+            snapshot = await graph.aget_state(thread_config(thread_id))
         from graph.app.commands import pending_answer  # the checks `approve` makes in-process
 
         target, resume = await pending_answer(
-            snapshot, kind, value, thread=args.thread, where="`muster fleet` shows where it stands"
+            snapshot, kind, value, thread=thread_id, where="`muster fleet` shows where it stands"
         )
         async with open_fleet(url) as app:
             try:
-                job_id = await enqueue_resume(app, args.thread, {target.id: resume})
+                job_id = await enqueue_resume(app, thread_id, {target.id: resume})
             except AlreadyQueued:
                 raise MusterError(
-                    f"a decision for thread {args.thread} is queued already; a worker will "
+                    f"a decision for thread {thread_id} is queued already; a worker will "
                     "take it (`muster fleet` shows it)"
                 ) from None
-    out = sys.stderr if getattr(args, "json", False) else sys.stdout
-    print(
-        f"{kind} for thread {args.thread} recorded: {json.dumps(resume, default=str)}\n"
-        f"queued as job {job_id}: the next free worker continues the thread; "
-        "`muster fleet` shows it, `muster show THREAD` the result",
-        file=out,
-    )
+    return QueuedDecision(thread_id=thread_id, kind=kind, resume=resume, job_id=job_id)
+
+
+async def answer_on_fleet(args: argparse.Namespace, kind: str, value: Decision) -> int | None:
+    """`muster approve` / `clarify` on a fleet thread: `queue_decision`, told on stdout (on
+    stderr with --json); returns the exit code (0: queued), or None if the thread is not
+    the fleet's, for the caller to answer in-process."""
+    queued = await queue_decision(getattr(args, "db", None), args.thread, kind, value)
+    if queued is None:
+        return None
+    print(queued.lines(), file=sys.stderr if getattr(args, "json", False) else sys.stdout)
     return ExitCode.OK
 
 

@@ -17,6 +17,10 @@ Two tasks, both on queue `muster`, both with the thread id as their Procrastinat
 - `muster:resume_thread(thread_id, resume)`: continue it, answering the pending interrupt
   `resume` = `{interrupt_id: value}` (an approval, a clarification) if one is given;
   queueing lock `resume:<thread>` (one decision waits at a time).
+- `muster:follow_up(thread_id, request, contact)`: the customer's next message on a thread
+  that has answered (`muster serve` in front of the fleet queues it), started as message
+  number `contact` only if the thread is done with `contact - 1` messages (so a job run
+  twice starts one turn); queueing lock `follow-up:<thread>` (one message waits at a time).
 
 The queue decides who runs; the checkpoints stay the only record of what has run: a job
 reads the thread's state and does what it still needs (graph/app/fleet_worker.py).
@@ -53,6 +57,8 @@ RUN_TICKET = "muster:run_ticket"
 """Start (or continue) a ticket's thread."""
 RESUME_THREAD = "muster:resume_thread"
 """Continue a thread, with a human's decision for its pending interrupt if there is one."""
+FOLLOW_UP = "muster:follow_up"
+"""Start a new turn on a thread that has answered, with the customer's next message."""
 
 WORKERS_TABLE = """
 CREATE TABLE IF NOT EXISTS muster_fleet_workers (
@@ -215,6 +221,16 @@ async def enqueue_resume(app: App, thread_id: str, resume: dict[str, Any] | None
         return await app.configure_task(
             RESUME_THREAD, queue=QUEUE, lock=thread_id, queueing_lock=f"resume:{thread_id}"
         ).defer_async(thread_id=thread_id, resume=resume)
+    except AlreadyEnqueued:
+        raise AlreadyQueued(thread_id) from None
+
+
+async def enqueue_follow_up(app: App, thread_id: str, request: str, contact: int) -> int:
+    """Queue `follow_up`: message number `contact` on a thread that has answered."""
+    try:
+        return await app.configure_task(
+            FOLLOW_UP, queue=QUEUE, lock=thread_id, queueing_lock=f"follow-up:{thread_id}"
+        ).defer_async(thread_id=thread_id, request=request, contact=contact)
     except AlreadyEnqueued:
         raise AlreadyQueued(thread_id) from None
 

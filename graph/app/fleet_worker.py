@@ -82,6 +82,7 @@ from checkpoints.lease import HOST, ThreadBusyError, ThreadLeaseLostError
 from checkpoints.saver import CheckpointStoreError
 from checkpoints.threads import status_of, thread_config
 from graph.app.fleet_queue import (
+    FOLLOW_UP,
     QUEUE,
     RESUME_THREAD,
     RUN_TICKET,
@@ -199,12 +200,15 @@ async def advance(
     request: str | None = None,
     resume: dict[str, Any] | None = None,
     job_id: int | None = None,
+    contact: int | None = None,
 ) -> str:
     """Do what `thread_id` still needs, under its lease; returns what happened, in a word.
 
     New thread: start it with `request` (a resume job for an unknown thread does nothing).
     In progress or failed: resume it. Waiting for a human: answer the interrupt named in
-    `resume` if it is still pending (a stale decision does nothing). Done: nothing."""
+    `resume` if it is still pending (a stale decision does nothing). Done: nothing, unless
+    `contact` (a follow-up job) says `request` is the thread's next message: then a new
+    turn starts with it, once (a thread that has that message already does not redo it)."""
     rt = state.runtime
     tag = f"job {job_id} {thread_id}"
     async with rt.store.hold_thread(thread_id):
@@ -225,10 +229,15 @@ async def advance(
                 state.line(f"{tag}: waits for a human")
                 return "waiting"
             payload = Command(resume=answer)
+        elif contact is not None and request is not None and _contacts(snapshot) + 1 == contact:
+            payload = {"request": request}
         else:
             state.line(f"{tag}: already done")
             return "done"
-        state.line(f"{tag}: {'starting' if status == 'new' else f'continuing ({status})'}")
+        doing = "starting" if status == "new" else f"continuing ({status})"
+        if status == "done":
+            doing = f"follow-up: message {contact}"
+        state.line(f"{tag}: {doing}")
         control = RunControl()
         state.drain.controls.add(control)
         try:
@@ -274,7 +283,20 @@ async def resume_thread(
         return await advance(state, thread_id, resume=resume, job_id=job_id)
 
 
-TASKS = {RUN_TICKET: run_ticket, RESUME_THREAD: resume_thread}
+async def follow_up(context: JobContext, thread_id: str, request: str, contact: int) -> str:
+    """Task `muster:follow_up`: the customer's message number `contact` on a thread that
+    has answered starts a new turn (or, run again, continues or leaves that turn)."""
+    state, job_id = _state(context), context.job.id
+    async with _in_hand(state, job_id):
+        return await advance(state, thread_id, request=request, job_id=job_id, contact=contact)
+
+
+def _contacts(snapshot: Any) -> int:
+    """How many messages of the customer the thread has read (`muster follow-up`'s count)."""
+    return len(snapshot.values.get("contacts") or [None])
+
+
+TASKS = {RUN_TICKET: run_ticket, RESUME_THREAD: resume_thread, FOLLOW_UP: follow_up}
 """The task bodies a worker runs, by name."""
 
 

@@ -3,7 +3,7 @@
 `MUSTER_ACCOUNTS` names a SQLite file of accounts; setting it turns authentication on, for
 `muster serve` (browser sessions and API tokens) and for the CLI (`MUSTER_TOKEN`, and
 `--by` alone is refused). Without it, `muster approve --by NAME` is believed as before: for
-local use on one machine.
+local use on one machine, and the command says so on stderr (`local_use_notice`).
 
 - An account is an approver of the approvers file (graph/approvers.json) with the roles it
   acts under: at most the roles the file gives that approver, since the graph checks the
@@ -28,12 +28,14 @@ import json
 import os
 import secrets
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from workers.errors import ConfigError, MusterError
 
@@ -244,14 +246,31 @@ class Accounts:
             conn.execute("DELETE FROM muster_session WHERE hash = ?", (_sha256(session),))
 
 
-def cli_identity(by: str | None, *, flag: str = "--by") -> tuple[str, tuple[str, ...] | None]:
+NOTICE_PREFIX = "muster: note:"
+"""How a command's notice line starts (never an error: the command goes on)."""
+
+
+def local_use_notice(flag: str = "--by") -> str:
+    """The line a command prints when authentication is off: who it acts as is not checked."""
+    return (
+        f"{NOTICE_PREFIX} identities are not checked (no ${ACCOUNTS_ENV}): {flag} or the OS "
+        f"user is believed as given, for local use only; set ${ACCOUNTS_ENV} to require "
+        "accounts (docs/service.md)"
+    )
+
+
+def cli_identity(
+    by: str | None, *, flag: str = "--by", out: TextIO | None = None
+) -> tuple[str, tuple[str, ...] | None]:
     """Who a CLI decision or control command speaks for, and the roles to hold them to.
 
     Authentication off (no `MUSTER_ACCOUNTS`): `by`, else the OS user, believed for local
-    use (roles None: the approvers file's). On: the account of `MUSTER_TOKEN`; `by` alone
-    is refused, and a `by` that names another account too."""
+    use (roles None: the approvers file's), and `local_use_notice` is printed on `out`
+    (stderr). On: the account of `MUSTER_TOKEN`; `by` alone is refused, and a `by` that
+    names another account too."""
     path = accounts_path()
     if path is None:
+        print(local_use_notice(flag), file=out or sys.stderr, flush=True)
         return by or getpass.getuser(), None
     token = os.environ.get(TOKEN_ENV, "").strip()
     if not token:

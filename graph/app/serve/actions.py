@@ -5,12 +5,15 @@ under the thread's lease have passed. A decision makes `muster approve`'s checks
 order (`approval_decision`: approver, digest format now; digest, role, standing decision
 against the pending approval), and resumes through the functions `approve` and `clarify`
 use (`check_waiting`, `answer_command`); a fleet's thread is queued for a fleet worker as
-the CLI queues it (`answer_on_fleet`). A cancellation is `muster cancel`'s steps.
+the CLI queues it (`graph.app.fleet.queue_decision`). A cancellation is `muster cancel`'s
+steps. In front of the fleet (`runs.fleet`, graph/app/serve/front.py) nothing runs here:
+each write makes the same checks, under the thread's lease where the in-process path takes
+it, then queues a job for `muster worker` and answers with its id.
 """
 
 from __future__ import annotations
 
-import argparse
+import logging
 import uuid
 from typing import Any
 
@@ -33,6 +36,8 @@ from graph.app.serve.runs import Payload, ThreadRuns
 from graph.approvers import APPROVERS_ENV, approvers_path, load_approvers
 from graph.trace import THREAD_ID
 from workers.errors import ConfigError, MusterError
+
+log = logging.getLogger("muster.serve")
 
 
 class ThreadExistsError(MusterError):
@@ -75,6 +80,19 @@ async def submit(runs: ThreadRuns, ticket: TicketIn) -> ThreadAccepted:
             )
         return {"request": request}, None
 
+    if runs.fleet is not None:
+        from graph.app.fleet_queue import AlreadyQueued, enqueue_ticket
+
+        await prepare()  # as `muster submit`: a thread in the store already is refused
+        try:
+            job_id = await enqueue_ticket(runs.fleet.app, thread_id, request)
+        except AlreadyQueued:
+            raise ThreadExistsError(
+                f"thread {thread_id} is queued on the fleet already; submit without "
+                "thread_id for a new one"
+            ) from None
+        log.info("thread %s: ticket queued for the fleet as job %s", thread_id, job_id)
+        return accepted(thread_id, "run", queued_on_fleet=True, job_id=job_id)
     await runs.start(thread_id, prepare, must_exist=False)
     return accepted(thread_id, "run")
 
@@ -99,6 +117,23 @@ async def follow_up(runs: ThreadRuns, thread_id: str, body: MessageIn) -> Thread
             raise FollowUpRefused(problem)
         return {"request": message}, {"message": len(snapshot.values.get("contacts") or [0]) + 1}
 
+    if runs.fleet is not None:
+        from graph.app.fleet_queue import AlreadyQueued, enqueue_follow_up
+
+        # Checked under the lease, as in-process: a thread a worker runs now is busy (409).
+        async with runs.runtime.store.hold_thread(thread_id, must_exist=True):
+            _payload, told = await prepare()
+            try:
+                job_id = await enqueue_follow_up(
+                    runs.fleet.app, thread_id, message, contact=told["message"]
+                )
+            except AlreadyQueued:
+                raise FollowUpRefused(
+                    f"a follow-up message for thread {thread_id} is queued on the fleet "
+                    "already; send this one once it is answered"
+                ) from None
+        log.info("thread %s: follow-up queued for the fleet as job %s", thread_id, job_id)
+        return accepted(thread_id, "follow-up", resume=told, queued_on_fleet=True, job_id=job_id)
     told = await runs.start(thread_id, prepare, must_exist=True)
     return accepted(thread_id, "follow-up", resume=told)
 
@@ -160,11 +195,23 @@ async def decide(
             roles=caller.roles or None,
             args=body.args if body.decision == "approve" else None,
         )
-    from graph.app.fleet import answer_on_fleet  # lazy, as in the CLI: Procrastinate
+    from graph.app.fleet import queue_decision  # lazy, as in the CLI: Procrastinate
 
-    fleet_args = argparse.Namespace(db=runs.runtime.db, thread=thread_id, json=True)
-    if await answer_on_fleet(fleet_args, kind, value) is not None:
-        return accepted(thread_id, kind, by=by, queued_on_fleet=True)
+    # A thread the fleet has run is answered through its queue; in front of the fleet, any.
+    queued = await queue_decision(
+        runs.runtime.db, thread_id, kind, value, always=runs.fleet is not None
+    )
+    if queued is not None:
+        await record_caller(runs, thread_id, caller, kind, queued.resume)
+        log.info("thread %s: %s queued for the fleet as job %s", thread_id, kind, queued.job_id)
+        return accepted(
+            thread_id,
+            kind,
+            by=by,
+            resume=queued.resume,
+            queued_on_fleet=True,
+            job_id=queued.job_id,
+        )
 
     async def prepare() -> tuple[Payload, Any]:
         graph, saver = runs.runtime.graph, runs.runtime.saver
@@ -201,5 +248,18 @@ async def cancel(
         await record_caller(runs, thread_id, caller, "cancel", None)
         return None, reason
 
+    if runs.fleet is not None:  # written here; a worker routes the thread to its answer
+        from graph.app.fleet_queue import AlreadyQueued, enqueue_resume
+
+        async with runtime.store.hold_thread(thread_id, must_exist=True):
+            _payload, told = await prepare()
+            try:
+                job_id: int | None = await enqueue_resume(runs.fleet.app, thread_id, None)
+            except AlreadyQueued:  # the job waiting continues the thread past the cancel
+                job_id = None
+        log.info("thread %s: cancelled; queued for the fleet to finish", thread_id)
+        return accepted(
+            thread_id, "cancel", by=by, resume=told, queued_on_fleet=True, job_id=job_id
+        )
     told = await runs.start(thread_id, prepare, must_exist=True)
     return accepted(thread_id, "cancel", by=by, resume=told)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
@@ -45,6 +45,7 @@ from graph.app.serve.auth import (
     authenticate,
 )
 from graph.app.serve.events import thread_events
+from graph.app.serve.front import fleet_setting, fleet_url, open_front
 from graph.app.serve.models import (
     ApprovalItem,
     CancelIn,
@@ -97,8 +98,11 @@ Runs = Annotated[ThreadRuns, Depends(runs_of)]
 
 
 async def existing(runs: ThreadRuns, thread_id: str) -> None:
-    """404 unless the store holds `thread_id`."""
-    if not await thread_exists(runs.runtime.saver, thread_id):
+    """404 unless the store holds `thread_id` (or, in front of the fleet, it is queued
+    there: a ticket no worker has started yet reads as `new`)."""
+    if await thread_exists(runs.runtime.saver, thread_id):
+        return
+    if runs.fleet is None or not await runs.fleet.queued(thread_id):
         raise actions.unknown(thread_id)
 
 
@@ -108,7 +112,9 @@ router = APIRouter(dependencies=[Depends(authenticate)], responses=REFUSALS)
 @router.post("/threads", status_code=202, response_model=ThreadAccepted, tags=["threads"])
 async def submit_ticket(ticket: TicketIn, runs: Runs) -> ThreadAccepted:
     """Run a ticket on a new thread in the background (as `muster run`); returns its id at
-    once. Follow it with `GET /threads/{id}` or `/events`."""
+    once. In front of the fleet (`MUSTER_SERVE_FLEET`) it is queued for `muster worker`
+    instead, as `muster submit` queues it (`queued_on_fleet`, `job_id`). Follow it with
+    `GET /threads/{id}` or `/events`."""
     return await actions.submit(runs, ticket)
 
 
@@ -215,7 +221,8 @@ async def post_message(thread_id: str, body: MessageIn, runs: Runs) -> ThreadAcc
     """The customer's next message on a thread that has answered: a new turn on the same
     thread (as `muster follow-up`), read with the earlier messages, answer and actions. A
     thread that is running, waits for a human or has not finished refuses it (409, the
-    `reject` double-texting strategy: nothing runs or is queued)."""
+    `reject` double-texting strategy: nothing runs or is queued). In front of the fleet the
+    new turn is queued for `muster worker` (`queued_on_fleet`, `job_id`)."""
     return await actions.follow_up(runs, thread_id, body)
 
 
@@ -287,26 +294,28 @@ def create_app(
     *,
     runtime: MusterRuntime | None = None,
     login_throttle: LoginThrottle | None = None,
+    fleet: bool | None = None,
 ) -> FastAPI:
     """The API over `options`' store: its runtime opens when the app starts (or `runtime`,
     already open, is used) and every run in flight drains when it stops. With accounts
     (`auth.sessions`), the inbox and its login page are served too (logins counted by
     `login_throttle`, a default one if not given), and the OpenAPI document needs a login
-    like everything else."""
+    like everything else. `fleet` (default: `MUSTER_SERVE_FLEET`): in front of the fleet,
+    every run is queued for `muster worker` (graph/app/serve/front.py), none runs here."""
     if isinstance(auth, ApiTokens):
         auth = Authenticator(tokens=auth)
 
+    on_fleet = fleet_setting() if fleet is None else fleet
+    url = fleet_url(options.db) if on_fleet else None  # a SQLite store: a ConfigError now
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if runtime is not None:
-            app.state.runs = ThreadRuns(runtime)
-            try:
-                yield
-            finally:
-                await app.state.runs.drain()
-            return
-        async with open_runtime(options) as opened:
-            app.state.runs = ThreadRuns(opened)
+        async with AsyncExitStack() as stack:
+            opened = runtime
+            if opened is None:
+                opened = await stack.enter_async_context(open_runtime(options))
+            front = await stack.enter_async_context(open_front(url)) if url else None
+            app.state.runs = ThreadRuns(opened, front)
             try:
                 yield
             finally:

@@ -34,7 +34,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 
-from graph.app.serve.accounts import ACCOUNTS_ENV, Accounts, Identity
+from graph.app.serve.accounts import ACCOUNTS_ENV, NOTICE_PREFIX, Accounts, Identity
 from workers.errors import ConfigError, MusterError
 
 TOKENS_ENV = "MUSTER_API_TOKENS"
@@ -121,6 +121,17 @@ class Authenticator:
             return f"accounts of {self.accounts.path} (login, sessions, hashed API tokens)"
         assert self.tokens is not None
         return f"{len(self.tokens.approvers)} token(s) from {self.tokens.path}"
+
+    def local_notice(self) -> str | None:
+        """Without accounts, one line saying what is not checked (None with accounts)."""
+        if self.accounts is not None:
+            return None
+        return (
+            f"{NOTICE_PREFIX} identities are not checked beyond the plain tokens file (no "
+            f"${ACCOUNTS_ENV}): each token is believed to be the approver it names, there is "
+            "no login or inbox, and the CLI's `--by` on this store is believed as given; for "
+            f"local use only (set ${ACCOUNTS_ENV}: docs/service.md)"
+        )
 
     def bearer(self, token: str) -> Identity | None:
         """The identity an API token speaks for, or None."""

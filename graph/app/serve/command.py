@@ -1,7 +1,9 @@
 """`muster serve`: the HTTP API under uvicorn, until SIGINT or SIGTERM.
 
 Who may call (`MUSTER_ACCOUNTS`, else the tokens file `MUSTER_API_TOKENS`) and the run
-options are checked before anything starts (a one-line error, exit 2); uvicorn then serves
+options are checked before anything starts (a one-line error, exit 2; without accounts a
+line on stderr says identities are not checked); `MUSTER_SERVE_FLEET=1` puts it in front of
+the fleet (graph/app/serve/front.py: every run is queued for `muster worker`); uvicorn then serves
 `create_app` on the command's own event loop: the runtime opens as the app starts, and on a
 signal uvicorn stops taking requests, the runs in flight drain (checkpointed; `muster
 resume` continues them) and the servers stop.
@@ -15,6 +17,7 @@ import sys
 from graph.app.commands import _run_options
 from graph.app.options import ExitCode
 from graph.app.serve.auth import load_authenticator
+from graph.app.serve.front import FLEET_ENV, fleet_setting
 
 GRACEFUL_SHUTDOWN_S = 5
 """How long open requests (an event stream) may take to end once a stop was asked."""
@@ -27,7 +30,8 @@ async def cmd_serve(args: argparse.Namespace) -> int:
 
     auth = load_authenticator()
     options = _run_options(args)
-    app = create_app(options, auth)
+    on_fleet = fleet_setting()
+    app = create_app(options, auth, fleet=on_fleet)  # a fleet on SQLite: a ConfigError
     config = uvicorn.Config(
         app,
         host=args.host,
@@ -37,12 +41,20 @@ async def cmd_serve(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         log_level="info",
     )
+    runs = (
+        f"in front of the fleet (${FLEET_ENV}): tickets, follow-ups and decisions are queued "
+        "for `muster worker`"
+        if on_fleet
+        else "tickets run in this process"
+    )
     print(
         f"muster serve: http://{args.host}:{args.port} over {options.db} "
-        f"(callers: {auth.describe()}); OpenAPI at /openapi.json"
+        f"(callers: {auth.describe()}); {runs}; OpenAPI at /openapi.json"
         + ("; the inbox at /inbox" if auth.sessions else ""),
         flush=True,
     )
+    if notice := auth.local_notice():
+        print(notice, file=sys.stderr, flush=True)
     server = uvicorn.Server(config)
     await server.serve()
     if not server.started:

@@ -57,7 +57,10 @@ class ThreadAccepted(BaseModel):
     resume: Any = None
     """The resume value the thread was answered with, for a decision."""
     queued_on_fleet: bool = False
-    """The thread is the fleet's: the decision was queued for a fleet worker."""
+    """Queued for the fleet's workers, not run by this server: a decision on a thread the
+    fleet runs, or any write of a server in front of the fleet (`MUSTER_SERVE_FLEET`)."""
+    job_id: int | None = None
+    """The fleet's job that will run it (`muster fleet` shows it), when queued."""
     detail_url: str
     """Where the thread reads (`GET`)."""
     events_url: str

@@ -25,6 +25,7 @@ from langgraph.types import Command
 
 from graph.app.render import describe_report, waiting_for
 from graph.app.runtime import MusterRuntime, stream_run
+from graph.app.serve.front import FleetFront
 from graph.app.serve.thread_index import ThreadIndex
 
 log = logging.getLogger("muster.serve")
@@ -38,8 +39,11 @@ Prepare = Callable[[], Awaitable[tuple[Payload, Any]]]
 class ThreadRuns:
     """The runs in flight in this server, and the subscribers to each thread's progress."""
 
-    def __init__(self, runtime: MusterRuntime) -> None:
+    def __init__(self, runtime: MusterRuntime, fleet: FleetFront | None = None) -> None:
         self.runtime = runtime
+        self.fleet = fleet
+        """The fleet's queue when the server is in front of the fleet: then nothing runs
+        here, every write queues a job for `muster worker` (graph/app/serve/front.py)."""
         self.index = ThreadIndex(runtime)
         """The store's threads, for the lists (kept current from the store itself)."""
         self._tasks: set[asyncio.Task[None]] = set()

@@ -6,6 +6,7 @@ const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const PAGE = 25;
 let offset = 0;
 let stream = null;
+let cardSeq = 0;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -63,8 +64,8 @@ function argsTable(args) {
   ]));
 }
 
-function approvalCard(item, index) {
-  const id = `approval-${index}`;
+function approvalCard(item) {
+  const id = `approval-${++cardSeq}`;
   const edits = item.editable.map((edit) => {
     const input = el("input", {
       id: `${id}-${edit.arg}`, name: edit.arg, type: "number", min: edit.at_least,
@@ -125,8 +126,8 @@ function approvalCard(item, index) {
     form);
 }
 
-function questionCard(thread, question, index) {
-  const id = `question-${index}`;
+function questionCard(thread, question) {
+  const id = `question-${++cardSeq}`;
   const answer = el("textarea", { id: `${id}-answer`, name: "answer", rows: 2, required: true });
   const form = el("form", { class: "respond" },
     el("p", {}, el("label", { for: answer.id }, "Your answer"), answer),
@@ -148,21 +149,51 @@ function questionCard(thread, question, index) {
     el("p", {}, question.question || JSON.stringify(question)), form);
 }
 
+// A card stands for one decision: its thread and the action's digest (or the question's
+// packet and text). A redraw keeps the card of every decision still pending, as it is (what
+// was typed into it, the focus, the caret), adds the new ones and drops the decided ones.
+function approvalKey(item) {
+  return `approval:${item.thread_id}:${item.digest}`;
+}
+
+function questionKey(thread, question) {
+  return `question:${thread.thread_id}:${question.packet_id || ""}:${question.question || JSON.stringify(question)}`;
+}
+
+function patchCards(box, wanted) {
+  const kept = new Map();
+  for (const node of box.children) if (node.dataset.key) kept.set(node.dataset.key, node);
+  const nodes = wanted.map(([key, make]) => {
+    const node = kept.get(key) || make();
+    node.dataset.key = key;
+    return node;
+  });
+  const keep = new Set(nodes);
+  for (const node of [...box.children]) if (!keep.has(node)) node.remove();
+  // Only a card out of its place moves: a card that stays put keeps the focus inside it.
+  nodes.forEach((node, index) => {
+    if (box.children[index] !== node) box.insertBefore(node, box.children[index] || null);
+  });
+}
+
 async function loadDecisions() {
   const { data: approvals } = await api("GET", "/approvals");
-  const box = document.getElementById("approvals");
-  box.replaceChildren(...approvals.map(approvalCard));
   const { data: waiting } = await api("GET", "/threads?status=interrupted&limit=50");
   const asking = waiting.filter((t) => t.waiting_on.includes("clarification"));
-  const cards = [];
-  for (const [index, thread] of asking.entries()) {
+  const questions = [];
+  for (const thread of asking) {
     const { data: detail } = await api("GET", `/threads/${encodeURIComponent(thread.thread_id)}`);
-    for (const question of detail.pending_questions) cards.push(questionCard(detail, question, index));
+    for (const question of detail.pending_questions) {
+      questions.push([questionKey(detail, question), () => questionCard(detail, question)]);
+    }
   }
-  document.getElementById("questions").replaceChildren(...cards);
-  const count = approvals.length + cards.length;
+  const box = document.getElementById("approvals");
+  const count = approvals.length + questions.length;
+  const cards = approvals.map((item) => [approvalKey(item), () => approvalCard(item)]);
+  if (!count) cards.push(["empty", () => el("p", { class: "muted" }, "Nothing waits for a decision.")]);
+  patchCards(box, cards);
+  patchCards(document.getElementById("questions"), questions);
   document.getElementById("decision-count").textContent = `(${count})`;
-  if (!count) box.replaceChildren(el("p", { class: "muted" }, "Nothing waits for a decision."));
 }
 
 async function loadThreads() {
@@ -239,6 +270,7 @@ async function showThread(threadId) {
 function watch(threadId, detail) {
   if (stream) stream.close();
   stream = null;
+  delete document.getElementById("thread").dataset.watching;
   if (detail.thread_status === "done" && !detail.running_here) return;
   stream = new EventSource(`/threads/${encodeURIComponent(threadId)}/events`);
   let last = "";
@@ -252,7 +284,13 @@ function watch(threadId, detail) {
     await loadDecisions();
     await loadThreads();
   };
-  stream.addEventListener("status", (e) => { if (last) again(e); else last = `${JSON.parse(e.data).status}/${JSON.parse(e.data).running_here}`; });
+  stream.addEventListener("status", (e) => {
+    if (last) { again(e); return; }
+    const data = JSON.parse(e.data);
+    last = `${data.status}/${data.running_here}`;
+    const section = document.getElementById("thread");
+    if (section.dataset.thread === threadId) section.dataset.watching = threadId; // its changes redraw
+  });
   stream.addEventListener("answer", again);
 }
 
