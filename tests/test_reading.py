@@ -912,3 +912,17 @@ def test_a_stated_problem_no_intent_accounts_for_is_checked_by_a_person() -> Non
         read_ticket("Please refund order 12375, it arrived too late for the trip.").confidence
         == 1.0
     )
+
+
+def test_no_longer_wanting_a_cancellation_keeps_the_order() -> None:
+    # Portuguese "mais" is "more" after "não quero", not French "but": the clause is one, and
+    # "no longer want to cancel" calls off a cancellation under way.
+    for ticket in (
+        "Não quero mais cancelar o pedido 12324, podem mandar normalmente.",
+        "I don't want to cancel anymore, please ship order 12324.",
+    ):
+        reading = read_ticket(ticket)
+        assert reading.intents == ("keep_order",), ticket
+    assert read_ticket("Je l'ai reçu mais il est cassé, commande 12369.").intents == (
+        "damaged_item",
+    )

@@ -36,7 +36,9 @@ CLAUSE = re.compile(
 or before a digit ("$129.00", "no.12355") or after "no", "Nr." (also at a word's end:
 "bestelnr.", "Bestellnr."), "Str.", "n.º" is no sentence end."""
 BUT = re.compile(
-    r"(?:,\s*|\s+)(?=(?:but|mais|pero|ma|mas|however|though)\s)|(?:,|\s[-–—])\s*(?=(?:aber|maar)\s)",
+    # Not after Portuguese "não quero / nunca / já": there "mais" is "more", not "but".
+    r"(?:,\s*|(?<!quero)(?<!queria)(?<!n[aã]o)(?<!nunca)(?<!j[aá])(?<!tem)\s+)"
+    r"(?=(?:but|mais|pero|ma|mas|however|though)\s)|(?:,|\s[-–—])\s*(?=(?:aber|maar)\s)",
     re.IGNORECASE,
 )
 """Where a clause turns ("…, but my own order…"): each side is read on its own. German
@@ -73,6 +75,11 @@ NEGATED_BEFORE = re.compile(
     r"|will|moechte|quiero|voglio|wil|quero)\b)[^.,;!?]){0,40}$"
 )
 """A negation cue right before an intent's phrase, with only small words between."""
+NO_LONGER = re.compile(
+    r"\b(?:mais|anymore|any more|no longer|nicht mehr|plus|ya no|piu|niet meer)\b"
+)
+"""'No longer' (normalised): "não quero mais cancelar" calls off a cancellation under way, so it
+keeps the order, where "I don't want to cancel" only says what is not asked."""
 NOT_WANTING = re.compile(
     r"(?<![\w])(?:(?:don'?t|do not|not) (?:want|need|wish|asking|ask|mean)"
     r"|no (?:quiero|quero|deseo|pido)"
@@ -490,7 +497,7 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
     if (
         "cancellation" in negated
         and "keep_order" not in found
-        and not NOT_WANTING.search(norm)
+        and (not NOT_WANTING.search(norm) or NO_LONGER.search(norm))
         and not _only_past(BY_NAME["cancellation"], norm)
     ):
         found.append("keep_order")  # "please don't go ahead with cancelling": keep it
