@@ -42,7 +42,7 @@ test-fast: $(STAMP) ## fast unit tier only: no real MCP servers, no slow tests (
 
 eval: $(STAMP) ## score the readers on every split of both packs' corpora (the test splits: scores only), then whole threads (--lifecycle)
 	for split in train dev test; do $(VENV)/bin/muster eval --split $$split --no-misses || exit 1; done
-	for set in dev_b dev_c dev_d dev_e dev_f dev_g; do \
+	for set in dev_b dev_c dev_d dev_e dev_f dev_g dev_h; do \
 		$(VENV)/bin/muster eval domains/support/$$set/tickets.jsonl --no-misses || exit 1; done
 	for split in train dev test; do \
 		$(VENV)/bin/muster eval --domain incidents --split $$split --no-misses || exit 1; done
