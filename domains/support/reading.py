@@ -328,15 +328,6 @@ PAST_REFUND = re.compile(
 the scratch", "mi avete già rimborsato una parte") (normalised text)."""
 
 
-def _past_refund(found: list[str], norm: str, asks: bool) -> list[str]:
-    """A clause that only tells of a refund already made, and asks nothing, is the story of
-    the ticket, not a refund request ("… but now it's actually not working"). A clause that
-    asks about it ("already refunded half, where's the rest?") still is one."""
-    if "refund_request" in found and not asks and PAST_REFUND.search(norm):
-        return [name for name in found if name != "refund_request"]
-    return found
-
-
 ARRIVED_AT_LAST = re.compile(
     r"\b(?:finally|at last|eventually) (?:\w+ ){0,3}(?:came|arrived|turned up|showed up"
     r"|got here)|\b(?:came|arrived|turned up|showed up|got here|is here) (?:\w+ ){0,3}"
@@ -364,8 +355,12 @@ PUT_RIGHT = re.compile(
 def _past_troubles(found: list[str], norm: str, asks: bool) -> list[str]:
     """What a clause tells as over, and does not ask about: a parcel that came at last is no
     late delivery, a double charge already put right no double charge (the ticket asks for
-    something else: "the double charge was refunded, but I want a voucher for the hassle")."""
+    something else: "the double charge was refunded, but I want a voucher for the hassle"),
+    a refund already made no refund request ("… but now it's actually not working"; a clause
+    that asks about it, "already refunded half, where's the rest?", still is one)."""
     over = set()
+    if "refund_request" in found and not asks and PAST_REFUND.search(norm):
+        over.add("refund_request")
     if "late_delivery" in found and ARRIVED_AT_LAST.search(norm):
         over.add("late_delivery")
     if "duplicate_charge" in found and not asks and PUT_RIGHT.search(norm):
@@ -492,8 +487,7 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
         else:
             found.append(intent.name)
     asks = bool(ASKS.search(norm))
-    found = _past_refund(_lateness_of_money(found, norm, context), norm, asks)
-    found = _past_troubles(found, norm, asks)
+    found = _past_troubles(_lateness_of_money(found, norm, context), norm, asks)
     if (
         "cancellation" in negated
         and "keep_order" not in found
@@ -505,7 +499,7 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
         text=text.strip(),
         intents=tuple(found),
         negated=tuple(negated),
-        asks=bool(ASKS.search(norm)),
+        asks=asks,
     )
 
 

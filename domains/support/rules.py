@@ -226,6 +226,7 @@ def read_ticket(request: str) -> TicketReading:
     # where it can change the outcome: several intents to prune, or an English ticket whose
     # answer could go out with no human (every other language's answer asks a person to
     # reply in it, answer.py), which saves a model call on most of the other tickets.
+    scores: dict[str, float] | None = None
     if len(intents) > 1 or language == "English":
         scores = load_model().scores(normalize(understood.own_text))
         intents = second_opinion.pruned(intents, scores)
@@ -234,7 +235,9 @@ def read_ticket(request: str) -> TicketReading:
     may_propose = True
     if not intents and understood.own_text.strip():
         # Nothing the tables hold: the model's own reading, for a person to check.
-        read = second_opinion.filled(load_model().scores(normalize(understood.own_text)))
+        if scores is None:
+            scores = load_model().scores(normalize(understood.own_text))
+        read = second_opinion.filled(scores)
         # Never what the customer said they do not want ("I don't need to cancel 12354").
         read -= {name for clause in understood.clauses for name in clause.negated}
         if read:
