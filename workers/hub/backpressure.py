@@ -266,12 +266,18 @@ class SharedBreakers:
         breaker = self.breaker(server)
         if self.board is None or (breaker.is_open and breaker.clock() < breaker.open_until):
             return breaker.refusal()
+        before = (breaker.reopened, breaker.open_until)
         shared = await self._shared(server, fresh=breaker.is_open)
         if not self.board.available():  # the store is away: this process's breaker alone
             return breaker.refusal()
         if shared is None:
-            # Not open anywhere else (or closed by another process's successful probe).
-            if breaker.is_open and not breaker.probing:
+            # Not open anywhere else (or closed by another process's successful probe). A
+            # circuit that opened here while the board was being read is not closed by that
+            # older read: its opening is on its way to the board.
+            if breaker.is_open and not breaker.probing and (
+                breaker.reopened,
+                breaker.open_until,
+            ) == before:
                 breaker.record(CallOutcome.OK, "")  # closed elsewhere: closed here too
             return breaker.refusal()
         if shared.remaining_s > 0:
