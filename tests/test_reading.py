@@ -914,6 +914,17 @@ def test_a_stated_problem_no_intent_accounts_for_is_checked_by_a_person() -> Non
     )
 
 
+def test_a_stated_context_the_model_reads_no_request_in_is_not_an_untold_problem() -> None:
+    # "I won't be home all week" and "I returned it two weeks ago" state no problem a request
+    # was missed for: the learned model reads no other intent in them, so the reading of the
+    # whole request stands (a negation word alone once sent such answers to a person).
+    for ticket in (
+        "can you redirect order 12321 to my work address instead? I won't be home all week.",
+        "Any update on the refund for order 12350? I returned it two weeks ago.",
+    ):
+        assert read_ticket(ticket).confidence == 1.0, ticket
+
+
 def test_no_longer_wanting_a_cancellation_keeps_the_order() -> None:
     # Portuguese "mais" is "more" after "não quero", not French "but": the clause is one, and
     # "no longer want to cancel" calls off a cancellation under way.

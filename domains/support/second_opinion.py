@@ -117,6 +117,12 @@ def is_follow_up_of(
     return logit >= _POSSIBLE_LOGIT and about_the_stated_problem(clause_scores(), intents)
 
 
+def reads_another(clause_scores: Mapping[str, float], intents: tuple[str, ...]) -> bool:
+    """Whether the model, reading one clause alone, reads an intent the ticket's reading has
+    not (a positive decision): a problem stated there may be a request the tables missed."""
+    return any(value > 0 and name not in intents for name, value in clause_scores.items())
+
+
 def agreement(intents: tuple[str, ...], predicted: tuple[str, ...]) -> float:
     """1.0 when the model reads the same intents as the tables, else `DISAGREEING`; 1.0 for
     a ticket the tables read nothing in (its answer already asks a person)."""
