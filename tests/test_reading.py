@@ -9,7 +9,7 @@ import pytest
 from domains.support.language import detect_language
 from domains.support.order_ids import find_order_ids
 from domains.support.own_words import own_words
-from domains.support.reading import understand
+from domains.support.reading import read_clause, understand
 from domains.support.rules import plan_ticket, read_ticket
 from domains.support.text_norm import normalize
 from graph.abstain import REVIEW_BELOW, abstain, disagreement, review
@@ -937,3 +937,51 @@ def test_no_longer_wanting_a_cancellation_keeps_the_order() -> None:
     assert read_ticket("Je l'ai reçu mais il est cassé, commande 12369.").intents == (
         "damaged_item",
     )
+
+
+def test_a_duty_or_a_question_about_cancelling_is_a_cancellation() -> None:
+    # "have to cancel" and "have I got to cancel" are no cancellation the customer already
+    # made, and "is it too late to cancel?" still asks for one.
+    for ticket in (
+        "I have to cancel order 12344, sorry, plans changed.",
+        "Is it too late to cancel order 12344? I placed it this morning.",
+    ):
+        assert "cancellation" in read_ticket(ticket).intents, ticket
+    assert read_clause("I had already cancelled order 12344.").intents == ()
+
+
+def test_requests_said_plainly_in_other_words_are_read() -> None:
+    cases = {
+        "Our card was charged $129.00 twice for order 12345. Please reverse it.": (
+            "duplicate_charge"
+        ),
+        "My e-reader (order 12375) arrived with a crack across the screen.": "damaged_item",
+        "My parcel (order 12351) came but there's only one mouse in it, I ordered two.": (
+            "missing_item"
+        ),
+        "Could the delivery address on order 12344 be changed to 7 Orchard Row?": (
+            "address_change"
+        ),
+        "Has order 12351 actually been sent out yet?": "late_delivery",
+        "Just wondering where my trainers are? Order 12377.": "late_delivery",
+    }
+    for ticket, intent in cases.items():
+        assert intent in read_ticket(ticket).intents, ticket
+
+
+def test_a_relatives_place_or_behalf_keeps_the_customers_order() -> None:
+    # "my sister's place" is where the customer's own parcel goes; a ticket written on a
+    # relative's behalf asks about that relative's order.
+    moving = read_ticket(
+        "I'm moving to my sister's place, so could the address on order 12344 be changed?"
+    )
+    assert moving.order_ids == ("12344",)
+    for_dad = read_ticket(
+        "I'm writing on behalf of my dad. His order 12343 never arrived. Could you look into "
+        "it for him?"
+    )
+    assert for_dad.order_ids == ("12343",)
+    assert read_ticket("My neighbour's order 12350 came. Where is my order 12351?").order_ids == (
+        "12351",
+    )
+    assert read_ticket("where's 12331???").order_ids == ("12331",)

@@ -263,10 +263,13 @@ INTENTS: tuple[Intent, ...] = (
         label="cancellation",
         negatable=True,
         not_after=(
-            r"(?:past the point of|too late (?:to|for)) $",
+            # "Is it too late to cancel?" asks for the cancellation all the same.
+            r"(?:past the point of|(?<!is it )(?<!is it already )(?<!am i )too late (?:to|for)) $",
+            # What the customer already did ("I had already cancelled it"), never a duty or a
+            # wish: "I have to cancel", "have I got to cancel", "I've got to cancel" ask for it.
             r"(?:avevo|ho|j'avais|j'ai|hatte|habe|habia|he|tinha|had|have|i'?d|i'?ve|was|were"
             r"|been|got|already|gia|deja|bereits|ya|ja|al) (?:gia |deja |already |bereits |ya |ja"
-            r" |al )?(?:\w+ )?$",
+            r" |al )?(?:(?!to )(?:i |you |we )?(?:(?!to )\w+ )?)?$",
         ),
         unless=("subscription", "keep_order"),
     ),
@@ -476,6 +479,13 @@ INTENTS: tuple[Intent, ...] = (
                     r"shipped yet",
                     r"where(?:'s| is) (?:my|the) (?:order|parcel|package)",
                     r"dispatched yet",
+                    # Asked where it is, or whether it has gone out, saying nothing of lateness.
+                    r"where(?:'s| is|s) (?:order )?#?\d{4,}",
+                    r"where (?:my|our) (?:\w+ ){1,2}(?:is|are)\b",
+                    r"been (?:sent|posted|shipped|dispatched|mailed)(?: out| off)?(?: yet|\?| and if so)",
+                    r"(?:sent|posted|gone out) yet",
+                    r"(?:update|updates|news) (?:on|about|regarding) (?:my|our|the)",
+                    r"when (?:they'?ll|it'?ll|(?:it|they) will) (?:\w+ )?(?:land|arrive|get here|turn up)",
                 ),
                 ("KB-101",),
             ),

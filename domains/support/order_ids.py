@@ -98,7 +98,8 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 
 
 INTRODUCED = re.compile(
-    r"(?:\(|\b(?:on|for|about|re|regarding|from|with|pour|sur|von|bei|zu|aus|uit|dalla|para|sobre|del|per|dal"
+    r"(?:\(|\b(?:where'?s|where is|wheres|wo ist|ou est|donde esta|dov'?e|waar is|onde esta|cade"
+    r"|on|for|about|re|regarding|from|with|pour|sur|von|bei|zu|aus|uit|dalla|para|sobre|del|per|dal"
     r"|sull|voor|van|bij|do|da|no|na)\b:?\s*)$",
     re.IGNORECASE,
 )

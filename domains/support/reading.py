@@ -241,9 +241,23 @@ _PERSON = (
     r"|vecin[oa]|amic[oa]|vicin[oa]|collega|vriend|vriendin|buurman|buurvrouw|vizinh[oa]"
     r"|colega)"
 )
+_PLACE = (
+    r"(?:place|house|home|flat|apartment|address|wedding|birthday|party|work|office|shop"
+    r"|school)\b"
+)
+ON_BEHALF = re.compile(
+    r"(?<![\w])(?:on (?:his|her|their|my \w+'?s) behalf|on behalf of|for (?:him|her|them),? please"
+    r"|look into it for (?:him|her|them)|im namen (?:meines|meiner|von)|de la part de"
+    r"|en nombre de|a nome (?:di|del|della)|namens|em nome d[aeo])(?![\w])"
+)
+"""A customer writing for somebody else ("on behalf of my dad"): that person's order is the
+subject asked about, not a mention in passing (LABELS.md: unless the customer asks us to act
+on it)."""
 OTHER_PERSON = re.compile(
-    rf"(?<![\w])(?:(?:my|a|our) {_PERSON}(?:'s| (?:bought|ordered|purchased|got|received|has"
-    rf"|had|placed))|someone else'?s|another customer'?s|(?:her|his|their) (?:own )?order"
+    # "my sister's order", never "my sister's place" (where the customer's own parcel goes).
+    rf"(?<![\w])(?:(?:my|a|our) {_PERSON}(?:'s(?! {_PLACE})"
+    rf"| (?:bought|ordered|purchased|got|received|has|had|placed))|someone else'?s"
+    rf"|another customer'?s|(?:her|his|their) (?:own )?order"
     rf"|(?:refunded|charged|billed|sent|shipped|cancell?ed|delivered to) (?:her|him)\b"
     rf"|commande de (?:mon|ma|mes) {_PERSON}|(?:mon|ma) {_PERSON} a (?:commande|achete|recu)"
     rf"|(?:mein|meine) {_PERSON} hat|(?:bestellung|paket) (?:meines|meiner) {_PERSON}"
@@ -270,7 +284,8 @@ TRANSIT = re.compile(
     rf"\b{_PACKAGING}\b[^.!?;\n]{{0,40}}\b{_PACKAGING_HARM}"
     rf"|\b{_PACKAGING_HARM}\b[^.!?;\n]{{0,15}}\b{_PACKAGING}\b"
     r"|\b(?:in transit|during (?:shipping|delivery|transit)|on arrival|(?:courier|driver)"
-    r" (?:dropped|threw)|beim (?:transport|versand)|bei (?:der )?ankunft|pendant le transport"
+    r" (?:dropped|threw)|in the (?:van|post|mail|lorry|truck)|beim (?:transport|versand)"
+    r"|bei (?:der )?ankunft|pendant le transport"
     r"|a l'arrivee|durante (?:el|il) (?:envio|transporte|trasporto)|all'arrivo|al llegar"
     r"|tijdens (?:het )?(?:transport|verzenden)|bij (?:aankomst|levering)|no transporte"
     r"|na (?:chegada|entrega))\b"
@@ -562,7 +577,7 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     folded = [fold(c.text) for c in clauses]
     words = [set(_WORDS.findall(f)) for f in folded]
     in_clauses = Counter(w for ws in words for w in ws)  # how many clauses use each word
-    others = [is_other_persons(c.text) for c in clauses]
+    others = [is_other_persons(c.text, own) for c in clauses]
     asks_something = any(
         c.asks and not COURTESY.match(f) for c, f in zip(clauses, folded, strict=True)
     )
@@ -650,6 +665,9 @@ def _follow_up_word(word: str) -> bool:
     return word in FOLLOW_UP_WORDS or word in FOLLOW_UP_MORE or word.startswith(FOLLOW_UP_STEMS)
 
 
-def is_other_persons(clause: str) -> bool:
-    """True when the clause is about somebody else's order, not the customer's own."""
+def is_other_persons(clause: str, ticket: str = "") -> bool:
+    """True when the clause is about somebody else's order, not the customer's own, and the
+    ticket (`ticket`, when given) is not written on that person's behalf."""
+    if ticket and ON_BEHALF.search(fold(ticket)):
+        return False
     return bool(OTHER_PERSON.search(fold(clause)))

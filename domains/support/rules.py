@@ -34,6 +34,7 @@ from .reading import BUT, CLAUSE, PROBLEM, Understanding, is_other_persons, unde
 from .text_norm import normalize
 
 PERSONAL = (
+    r"(?:card|voucher|gift ?card) (?:that |which )?i (?:got|was given|received|have)",
     r"my (?:\w+ )?(?:order|parcel|package|purchase|item|card|gift ?card|refund|money|statement"
     r"|delivery|account|invoice|receipt|points|subscription|box|shipment|payment)",
     r"i (?:\w+ )?(?:ordered|bought|paid|purchased|was charged|have one|received"
@@ -201,7 +202,7 @@ def _own_order_ids(own_text: str) -> tuple[str, ...]:
     """Order ids in the customer's own words, less those of somebody else's order and those
     the customer corrected."""
     parts = [p for c in CLAUSE.finditer(own_text) for p in BUT.split(c.group(0))]
-    others = {i for p in parts if is_other_persons(p) for i in find_order_ids(p)}
+    others = {i for p in parts if is_other_persons(p, own_text) for i in find_order_ids(p)}
     corrected = {m.group(1): m.group(2) for m in RETRACTED.finditer(own_text)}
     # Ids read over the whole text too: an id joined across a clause break ("12345; 12350").
     found = [corrected.get(i, i) for i in find_order_ids(own_text)]

@@ -1,8 +1,8 @@
 """English (British and American, texting style and common typos) phrase lexicon: regex fragments per support intent."""
 PHRASES: dict[str, tuple[str, ...]] = {
     "duplicate_charge": (
-        r"(?:charged?|charging|chared|charded|billed|debited|invoiced)\b[^.?!]{0,30}\b(?:twice|twise|twcie|twicw|two times|2 times|2x|x2|double)\b(?! as)",
-        r"(?:paid|payed|payment|payments|transaction|transactions|debit|deduction)\b[^.?!]{0,30}\b(?:twice|twise|two times|2 times|2x|x2)\b(?! as)",
+        r"(?:charged?|charging|chared|charded|billed|debited|invoiced)\b(?:[^.?!]|\.\d){0,30}\b(?:twice|twise|twcie|twicw|two times|2 times|2x|x2|double)\b(?! as)",
+        r"(?:paid|payed|payment|payments|transaction|transactions|debit|deduction)\b(?:[^.?!]|\.\d){0,30}\b(?:twice|twise|two times|2 times|2x|x2)\b(?! as)",
         r"(?:two|2|multiple|several|double|duplicated?|identical|repeated)\s(?:[\w£$€.,-]+\s){0,2}(?:charges|payments|transactions|debits|deductions|withdrawals|authori[sz]ations|holds|pending charges|pending payments|card payments|direct debits)\b",
         r"(?:second|2nd|duplicate|duplicated|double|repeat|repeated|identical) (?:charge|payment|debit|transaction|deduction|withdrawal|authori[sz]ation|hold|billing)\b",
         r"another (?:identical |duplicate )?(?:charge|payment|transaction|debit) (?:for|of) (?:the same|exactly the same|an identical|the exact same)",
@@ -107,6 +107,11 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"where(?:'s| is|s) (?:order )?#?\d{4,}",
         r"where (?:my|our) (?:order|parcel|package|delivery|shipment|stuff|items?|goods|purchase) (?:is|are|has got to|went|has gone|could be|might be|ended up)",
         r"whereabouts",
+        r"where (?:my|our) (?!refund|money|credit|points|payment)(?:\w+ ){1,2}(?:is|are)\b(?! (?:refund|money|credit))",
+        r"(?:has|have|was|were) (?:it|they|this|that|(?:my|the|our) (?:\w+ ){0,4}|(?:\w+ ){1,5})(?:actually |already |even |ever )?been (?:sent|posted|shipped|dispatched|mailed)(?: out| off)?(?: yet|\?| and if so)",
+        r"(?:has|have) (?:it|they|my \w+|the \w+|my order|the order) (?:actually |already |even |ever )?(?:been )?(?:sent|posted|shipped|dispatched|gone out|left)(?: out| off)? yet",
+        r"(?:update|updates|news) (?:on|about|regarding) (?:my|our|the) (?:\w+ ){1,2}(?:orders?|parcels?|packages?|deliver(?:y|ies))\b(?! (?:refund|cancel))",
+        r"when (?:they'?ll|it'?ll|(?:it|they) will|(?:it|they) (?:might|should|would)) (?:\w+ )?(?:land|arrive|get here|turn up|show up|be delivered|reach me|be here)",
         r"when (?:will|is|does|do|can|should|would|might|are) (?:i|we) (?:get|receive|recieve|expect|be getting|be receiving|see|have) (?:my |the |our |this |an? )?(?:order|parcel|package|delivery|shipment|item|items|stuff|goods|purchase|it|them|\w+ order)\b(?! back)",
         r"when (?:will|is|does|do|can|should|would|might|are|'s) (?:my |the |our |this |that )?(?:order|parcel|package|delivery|shipment|item|items|stuff|goods|purchase|it|they|\w+ order)(?: #?\d+)? (?:going to |gonna |be |likely to |expected to |due to |supposed to |meant to |actually |finally |ever )?(?:arrive|arriving|be delivered|delivered|being delivered|get here|getting here|come|coming|turn up|show up|ship|shipped|shipping|be shipped|be dispatched|dispatched|dispatch|be sent|sent out|go out|leave|reach|land|due|expected)\b",
         r"when (?:can|will|should|do) (?:i|we) expect (?:my (?:order|parcel|package|delivery|item|items|stuff)|delivery|it\b|them\b|the (?:order|parcel|package|delivery|item|items))",
@@ -185,6 +190,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:order|parcel|package|delivery|shipment|stuff|items?) (?:still )?(?:isn'?t|is not|aren'?t|are not) here",
     ),
     "damaged_item": (
+        r"(?:arrived|came|turned up|was delivered|got here|showed up) with (?:a |an |the |some )?(?:\w+ ){0,2}(?:crack|cracks|dent|dents|scratch|scratches|hole|holes|tear|tears|rip|chip|chips|gash|smashed|shattered|broken)\b",
         r"damaged",
         r"(?:damgaed|damged|damadged|dammaged|damagd|damaaged|damamged|dmaged|damagaed|damaeged|damanged|demaged)",
         r"(?:transit|shipping|delivery|courier|postal|water|storm|rain|packaging|cosmetic|box|carton|obvious|serious|major|heavy|significant|severe|structural|impact|crush|handling) damage\b",
@@ -512,6 +518,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"charge ?back",
         r"charge-back",
         r"dispute (?:the|this|it|with|these) ",
+        r"disput(?:e|ing) (?:both |all |the |these |those |this |that |my )?(?:payments?|charges?|transactions?) (?:with|through) (?:my|the) (?:bank|card|credit card|card issuer|paypal)",
         r"(?:raise|file|open|start|lodge|make) a (?:dispute|claim|chargeback) (?:with|through) (?:my|the) (?:bank|card|credit card|paypal)",
         r"(?:go|going|will go|i'?ll go|gonna go) (?:to|through) my (?:bank|card (?:company|issuer|provider)|credit card (?:company|provider))",
         r"(?:call|contact|ring|tell) my (?:bank|card (?:company|issuer|provider)|credit card company) (?:and|to) (?:dispute|reverse|get|claim|do a chargeback|file|report)",
@@ -629,6 +636,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"keep the order (?:active|open|going)",
     ),
     "missing_item": (
+        r"only (?:one|1|two|2|three|3|half) (?:\w+ ){0,2}in (?:it|the box|the parcel|the package|there)\b",
+        r"(?:there'?s|there is|there was|found|got) only (?:one|1|two|2|three|3) (?:\w+ ){0,2}(?:in|inside)\b",
         r"missing (?:an? |one |the |some |two |three |\d |my |all the |its |their )?(?:item|items|part|parts|piece|pieces|component|components|accessory|accessories|cable|charger|lead|plug|adapter|remote|battery|batteries|screws?|bolts?|nuts|lid|manual|instructions|bits|product|products|book|shoe|sock|bag|attachment|attachments|leg|legs|hardware|fixings|stand|base|strap|case|cover|controller|headphones|earbuds?|bottle|box of|half|other half)\b",
         r"(?:mising|misssing|missin|mssing|misisng) (?:an? |one |the |some )?(?:item|items|part|parts|piece|pieces)",
         r"missing from (?:the|my|our) (?:box|parcel|package|order|delivery|shipment|kit|set|bundle|pack)",
@@ -660,6 +669,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:ordered|bought|paid for) (?:\d|two|three|four|five|six) (?:\w+ ){0,2}(?:and|but) (?:only )?(?:got|received|recieved)(?: only)? (?:\d|one|two|three|four)",
     ),
     "address_change": (
+        r"(?:delivery |shipping |postal )?address (?:on|of|for) (?:the |my |our |this )?(?:order|parcel|package|delivery)(?: #?\d+)? (?:be |get |to be |being )?(?:changed|updated|corrected|amended)",
         r"(?:change|update|correct|amend|fix|edit|modify|alter|switch|adjust|changing|updating|correcting|amending) (?:the |my |our |this |that |its )?(?:delivery |shipping |postal |mailing |post |home |street )?address(?:es)?\b",
         r"(?:change|update|correct|amend|fix|edit|changing|updating|wrong|new|old|different|incorrect) (?:the |my )?(?:delivery |shipping )?(?:adress|addres|adresss|addresss|adddress|addrss|adres)\b",
         r"(?<!email )(?<!e-mail )(?<!billing )(?<!ip )address (?:is|was) (?:wrong|incorrect|missing|incomplete|out of date|outdated|old|not right|wrongly entered|misspelt|misspelled)",
