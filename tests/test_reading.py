@@ -10,7 +10,7 @@ from domains.support.language import detect_language
 from domains.support.order_ids import find_order_ids
 from domains.support.own_words import own_words
 from domains.support.reading import read_clause, understand
-from domains.support.rules import plan_ticket, read_ticket
+from domains.support.rules import intents_per_order, plan_ticket, read_ticket
 from domains.support.text_norm import normalize
 from graph.abstain import REVIEW_BELOW, abstain, disagreement, review
 from workers.contracts import Answer
@@ -985,3 +985,53 @@ def test_a_relatives_place_or_behalf_keeps_the_customers_order() -> None:
         "12351",
     )
     assert read_ticket("where's 12331???").order_ids == ("12331",)
+
+
+def test_an_order_said_to_be_fine_is_not_given_the_other_orders_request() -> None:
+    ticket = (
+        "Two things: the speaker from 12369 is great, thanks. But the water filter from 12379 "
+        "leaks every time I use it - it's faulty."
+    )
+    reading = read_ticket(ticket)
+    per_order = intents_per_order(ticket, reading)
+    assert per_order["12379"] == "defective_item"
+    assert per_order["12369"] == "order_enquiry"  # looked up, nothing proposed
+
+
+def test_other_languages_read_in_context() -> None:
+    cases = {
+        # A chargeback threatened is a complaint, not the refund asked of the shop.
+        "Sonst lasse ich das Geld über meine Bank zurückbuchen.": (
+            {"complaint"},
+            {"refund_request"},
+        ),
+        # A cancelled order named is no cancellation asked.
+        "Ich warte noch auf die Rückerstattung für meine stornierte Bestellung 12376.": (
+            {"refund_request"},
+            {"cancellation"},
+        ),
+        # Italian "delle" is "of the", not German "Delle" (a dent).
+        "Nel pacco mancano le viti e una delle gambe.": ({"missing_item"}, {"damaged_item"}),
+        # A password that stopped working is no faulty product.
+        "A palavra-passe deixou de funcionar, alguém entrou na minha conta.": (
+            set(),
+            {"defective_item"},
+        ),
+        "Podem devolver-me a diferença?": ({"refund_request"}, {"return_request"}),
+        "Im Karton war aber ein Wasserfilter. Das habe ich so nicht bestellt.": (
+            {"wrong_item"},
+            {"unauthorized_order"},
+        ),
+        "Hab ihn doppelt im Warenkorb gehabt, bitte Bestellung 12354 stornieren.": (
+            {"cancellation"},
+            {"duplicate_charge"},
+        ),
+        "Können Sie mir sagen, wo mein Päckli mit der Bestellnr. 12331 gerade steckt?": (
+            {"late_delivery"},
+            set(),
+        ),
+        "A encomenda 12367 já foi expedida ou não?": ({"late_delivery"}, set()),
+    }
+    for ticket, (wanted, unwanted) in cases.items():
+        read = set(understand(ticket).intents)
+        assert wanted <= read and not (unwanted & read), (ticket, read)

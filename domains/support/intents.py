@@ -108,7 +108,7 @@ INTENTS: tuple[Intent, ...] = (
             r"double (?:prelevement|debit|paiement|facturation)",
             r"(?:debite|preleve|facture|paye)\w* deux",
             r"deux prelevements",
-            r"doppelt(?! (?:bestellt|gekauft|geordert|aufgegeben))",  # ordered twice is no double charge
+            r"doppelt(?! (?:bestellt|gekauft|geordert|aufgegeben))(?!(?: \w+){0,3} (?:im|in den) warenkorb)",  # ordered twice is no double charge
             r"zweimal (?:abgebucht|belastet|berechnet|bezahlt|eingezogen)",
             r"zwei (?:abbuchungen|belastungen|zahlungen)",
             r"(?:abgebucht|belastet|berechnet)[^.?!]{0,30}zweimal",
@@ -168,14 +168,15 @@ INTENTS: tuple[Intent, ...] = (
             r"terug ?krijgen",
             r"rueckerstatt",
             r"ruckerstatt",
-            r"geld (?:zurueck|wieder)",
+            r"geld (?:zurueck|wieder)(?!buch)",
             r"zurueckzahl",
             # The difference paid back, in each language ("Bekomme ich die Differenz erstattet?").
             r"(?:differenz|preisunterschied|unterschied)\w* (?:\w+ ){0,2}(?:erstattet|zurueck|gutgeschrieben)",
-            r"devol\w* (?:\w+ )?(?:la |a )?diferen(?:cia|ca)",
+            r"devol\w*(?:-me|-nos)? (?:\w+ )?(?:la |a )?diferen(?:cia|ca)",
             r"diferen(?:cia|ca) (?:\w+ ){0,2}de volta",
-            r"zurueckbuch",
-            r"gutschrift",
+            r"(?<!bank )zurueckbuch",
+            # A credit to the shop account is a goodwill credit, not the money back.
+            r"gutschrift(?! auf (?:mein|das|unser) (?:\w+)?konto)",
             r"reembols(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
             r"devolu\w* (?:del |de mi |mi |do |o )?dinero",
             r"devuelvan (?:el|mi) dinero",
@@ -242,7 +243,7 @@ INTENTS: tuple[Intent, ...] = (
             r"(?:stop|halt) (?:the |my )?(?:order|shipment|delivery)",
             r"(?:don'?t|do not) (?:want|need) (?:the |this |my )?order anymore",
             r"annul(?!ee?s?\b|at[oaie]\b|e\b)",
-            r"stornier(?!t\b)",
+            r"stornier(?!t\b|te[nrms]?\b)",
             r"storno(?!\w| (?:con|presso|tramite|alla|dalla|sulla) (?:la |mia )?(?:banca|carta))",
             r"(?:bestellung|auftrag) (?:zurueckziehen|widerrufen)",
             r"widerruf",
@@ -349,7 +350,7 @@ INTENTS: tuple[Intent, ...] = (
             r"toujours (?:pas|rien)",
             r"ou (?:est|en est) (?:mon|ma) (?:colis|commande)",
             r"suivi",
-            r"nicht (?:angekommen|geliefert|erhalten|zugestellt|da)",
+            r"nicht (?:angekommen|geliefert|erhalten|zugestellt|da\b)",
             r"(?:immer )?noch nicht (?:da|angekommen|geliefert|erhalten)",
             r"verspaet",
             r"verzoeger",
@@ -408,7 +409,7 @@ INTENTS: tuple[Intent, ...] = (
                     r"atras[oa]d|atraso",
                     r"toujours (?:pas|rien)",
                     r"(?:pas|jamais) (?:encore )?(?:recu|arrive|livre)",
-                    r"nicht (?:angekommen|geliefert|erhalten|zugestellt|da)",
+                    r"nicht (?:angekommen|geliefert|erhalten|zugestellt|da\b)",
                     r"noch nicht",
                     r"non (?:e |sono |mi e )?(?:ancora )?(?:arriv|consegn|ricev)",
                     r"ancora (?:niente|nulla|non)",
@@ -697,6 +698,13 @@ INTENTS: tuple[Intent, ...] = (
         policy_topics=("returns", "warranty"),
         kb_articles=("KB-106", "KB-107"),
         label="defective item",
+        # A password, a login or a code that stopped working is no faulty product
+        # ("a palavra-passe deixou de funcionar" after someone took over the account).
+        not_after=(
+            r"(?:password|passwort|palavra-passe|palavra passe|senha|mot de passe|contrasena"
+            r"|wachtwoord|login|log-in|account|konto|conta|compte|cuenta|app|website|site|link"
+            r"|code|codigo|coupon|cupao|cupom|gutschein|voucher|discount code) (?:\w+ ){0,2}$",
+        ),
     ),
     Intent(
         "wrong_item",
@@ -798,7 +806,7 @@ INTENTS: tuple[Intent, ...] = (
             r"umtauschen",
             r"retoure",
             r"passt (?:nicht|mir nicht)",
-            r"devolver(?! el dinero| uno| el cobro| mi dinero)",
+            r"devolver(?! el dinero| uno| el cobro| mi dinero)(?!(?:-me|-nos| me| nos)? (?:a|la) diferen)",
             r"devolucion (?:del|de la|de los|de las) (?!dinero|importe|cobro|pago)",
             r"devuelvo",
             r"cambiar(?:lo|la)? por",
@@ -1297,7 +1305,7 @@ INTENTS: tuple[Intent, ...] = (
             r"(?:n'ai|j'ai) (?:jamais|pas) (?:passe|commande|fait)",
             r"pirate",
             r"frauduleu",
-            r"nicht (?:bestellt|autorisiert)",
+            r"(?<!so )nicht (?:bestellt|autorisiert)",
             r"gehackt",
             r"betrug",
             r"nie bestellt",

@@ -336,7 +336,8 @@ SENT_BACK = re.compile(
 PAST_REFUND = re.compile(
     r"\b(?:already|previously) (?:\w+ ){0,2}(?:refunded|gave me (?:\w+ ){0,2}(?:money|refund)"
     r"|issued (?:a |my )?refund|paid (?:me )?back)|\bdeja (?:\w+ )?rembours"
-    r"|\b(?:bereits|schon) (?:\w+ ){0,3}erstattet|\bya (?:me )?(?:\w+ )?(?:reembolsa|devolvi)"
+    r"|\b(?:bereits|schon|inzwischen|mittlerweile) (?:\w+ ){0,3}(?:zurueck|rueck)?erstattet"
+    r"|\bya (?:me )?(?:\w+ )?(?:reembolsa|devolvi)"
     r"|\bgia (?:\w+ )?rimborsat|\bal (?:\w+ )?terugbetaald"
     r"|\bja (?:me )?(?:\w+ )?(?:reembols|estorn)"
 )
@@ -361,8 +362,10 @@ ARRIVED_AT_LAST = re.compile(
 ticket ("the camera finally came after all that drama with the delays")."""
 PUT_RIGHT = re.compile(
     r"\b(?:already|finally|now|glad|good|fijn dat|al|inmiddels|schon|bereits|inzwischen|endlich"
+    r"|entretanto|in the end"
     r"|deja|enfin|ya|por fin|gia|finalmente|ja)\b[^.?!]{0,60}\b(?:refunded|reimbursed|fixed|sorted"
-    r"|put right|resolved|reversed|teruggestort|terugbetaald|erstattet|zurueckgebucht|rembourse"
+    r"|put right|resolved|reversed|teruggestort|terugbetaald|erstattet|zurueckerstattet"
+    r"|rueckerstattet|zurueckgebucht|rembourse|corrigid[ao]"
     r"|corrige|devuelto|devolvieron|reembolsad|rimborsat|stornat|estornad|resolvid)"
 )
 """A double charge the customer says was already put right (normalised text)."""

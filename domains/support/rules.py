@@ -260,6 +260,20 @@ def read_ticket(request: str) -> TicketReading:
     )
 
 
+FINE = re.compile(
+    r"\b(?:is|was|are|were|works?|working|arrived|came)\b[^.?!]{0,20}\b(?:great|fine|perfect"
+    r"|lovely|brilliant|spot on|all good|ok|okay|just right|in perfect condition)\b"
+    r"|\b(?:love|loving|happy with|pleased with)\b"
+    r"|\b(?:ist|war|sind|funktioniert)\b[^.?!]{0,20}\b(?:super|toll|perfekt|prima|in ordnung|top)\b"
+    r"|\b(?:est|etait|fonctionne)\b[^.?!]{0,20}\b(?:super|parfait|nickel|genial)\b"
+    r"|\b(?:esta|estaba|funciona|chegou|llego)\b[^.?!]{0,20}\b(?:perfect[oa]|genial|otim[oa]|bien|bem)\b"
+    r"|\b(?:e|era|funziona|arrivat[oa])\b[^.?!]{0,20}\b(?:perfett[oa]|ottim[oa]|benissimo)\b"
+    r"|\b(?:is|werkt|kwam)\b[^.?!]{0,20}\b(?:prima|perfect|top|goed)\b"
+)
+"""A clause saying an order is fine ("the speaker from 12369 is great, thanks") (normalised
+text)."""
+
+
 def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
     """Which order-bound intents each named order is the subject of: those read in the
     clauses that name it, or that follow it before another order is named ("Cancel 12354.
@@ -268,18 +282,27 @@ def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
     wanted = {i for i in reading.intents if BY_NAME[i].needs_order}
     known = set(reading.order_ids)
     found: dict[str, list[str]] = {}
+    fine: set[str] = set()
     current: list[str] = []
     for clause in _understood(request).clauses:
         named = [i for i in find_order_ids(clause.text) if i in known]
         current = named or current
+        if named and not clause.intents and FINE.search(normalize(clause.text)):
+            fine.update(named)
         for order_id in current:
             found.setdefault(order_id, []).extend(i for i in clause.intents if i in wanted)
     ordered = [i for i in reading.intents if i in wanted]
-    return {
+    per_order = {
         order_id: ",".join(i for i in ordered if i in names)
         for order_id, names in found.items()
         if names
     }
+    # An order the customer says is fine, beside another they ask about, is asked nothing
+    # ("the speaker from 12369 is great, thanks. But the filter from 12379 leaks"): never
+    # the other order's refund.
+    if per_order:
+        per_order.update({order_id: "order_enquiry" for order_id in fine - set(per_order)})
+    return per_order
 
 
 def plan_ticket(request: str, roster: Roster) -> list[Handoff]:

@@ -91,10 +91,12 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"zur(?:ue|u)ck(?:ue|u)berweis",
         r"(?:ue|u)berweis\w* (?:\w+ ){0,4}zur(?:ue|u)ck\b",
         r"r(?:ue|u)ckverg(?:ue|u)t",
-        r"geld (?:\w+ ){0,3}zur(?:ue|u)ck",
+        # Money fetched back through the bank ("... über meine Bank zurückbuchen") is a
+        # chargeback threatened (complaint), not the refund asked of the shop.
+        r"geld (?:\w+ ){0,3}zur(?:ue|u)ck(?!buch)",
         r"geld (?:\w+ )?wieder ?(?:haben|bekommen|zur(?:ue|u)ck)",
         r"(?:mein|meinen|das|den) (?:geld|betrag|kaufpreis|restbetrag)[^.?!]{0,30}(?:zur(?:ue|u)ck"
-        r"|wieder|erstatt|(?:ue|u)berwiesen|gutgeschrieben|gutschreiben)",
+        r"(?!buch)|wieder|erstatt|(?:ue|u)berwiesen|gutgeschrieben|gutschreiben)",
         r"(?:kaufpreis|restbetrag|gesamtbetrag|rechnungsbetrag) (?:\w+ ){0,3}(?:zur(?:ue|u)ck|erstatt"
         r"|gutschreib|gutgeschrieben|(?:ue|u)berweis)",
         r"(?:will|m(?:oe|o)chte|h(?:ae|a)tte gerne?|verlange|fordere|brauche|erwarte) (?:\w+ ){0,3}"
@@ -238,6 +240,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"posso (?:ancora )?(?:annullare|cancellare|disdire)",
     ),
     "late_delivery": (
+        # German: where the parcel is now ("wo mein Päckli mit der Bestellnr. 12331 steckt")
+        r"wo (?:mein|meine|unser|unsere|das|die|der) (?:[\w.#]+ ){0,8}(?:steckt|bleibt|haengt|gerade ist|ist|sind)\b",
+        # Italian: not seen yet
+        r"non (?:l'?ho|li ho|la ho|lo ho|l ho|le ho) (?:\w+ )?ancora (?:vist|ricevut)",
         # Italian: still on its way after weeks, read from the dev_g tickets (dev set, 2026-12-02)
         r"ancora in viaggio",
         r"(?:in viaggio|in transito) da (?:quasi |oltre |piu di )?(?:\w+ )(?:settimane|giorni)",
@@ -406,8 +412,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"gesprungen",
         r"verbeult",
         r"eingedellt",
-        r"delle\b",
-        r"dellen\b",
+        r"(?:eine|einer|die|der|mit|kleine|grosse|tiefe|deutliche) delle\b",
+        r"(?:zwei|drei|mehrere|viele|kleine|grosse|tiefe|mit) dellen\b",
         r"zersplittert",
         r"gesplittert",
         r"zerrissen",
@@ -644,6 +650,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"inceppat",
     ),
     "wrong_item": (
+        # German: what was in the box instead ("im Karton war aber ein Wasserfilter")
+        r"(?:im|in dem) (?:karton|paket|paeckchen|paeckli) (?:war|lag|befand sich) (?:aber|stattdessen|dann)"
+        r" (?:ein|eine|einen)\b",
+        r"(?:das|so) (?:habe|hab) ich (?:so )?nicht bestellt",
         # German, read from the h24 train tickets
         r"(?:das|dies) ist (?:\w+ )?nicht (?:meine bestellung|das,? was ich bestellt)",
         r"(?:bestellt|gekauft)\b[^.?!]{0,60}\b(?:und|aber) (?:\w+ ){0,2}(?:kam|kamen|kommt|bekam|erhielt|geliefert wurde)\b",
@@ -1234,12 +1244,12 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:entschuldigung|wiedergutmachung|entschaedigung)[^.?!]{0,30}gutschein",
         # A voucher or a gesture "for all the trouble", in either order.
         r"(?:gutschein|gutschrift|rabatt|entschaedigung|kulanz\w*|trostpflaster|kleinigkeit|geste)"
-        r"\b[^.?!]{0,40}\b(?:fuer|wegen) (?:den |das |die |all den |den ganzen |das ganze |die ganze )?"
+        r"\b[^.?!]{0,60}\b(?:fuer|wegen) (?:den |das |die |all den |den ganzen |das ganze |die ganze )?"
         r"(?:\w+ )?(?:aufwand|aerger|umstand|umstaende|warterei|unannehmlichkeit\w*|stress|theater"
         r"|chaos|verspaetung|verzoegerung)",
         r"(?:fuer|wegen) (?:den |das |die |all den |den ganzen |das ganze |die ganze )?(?:\w+ )?"
         r"(?:aufwand|aerger|umstand|umstaende|warterei|unannehmlichkeit\w*|stress|theater|chaos)"
-        r"\b[^.?!]{0,40}\b(?:gutschein|gutschrift|rabatt|entschaedigung|kulanz|trostpflaster"
+        r"\b[^.?!]{0,60}\b(?:gutschein|gutschrift|rabatt|entschaedigung|kulanz|trostpflaster"
         r"|kleinigkeit|geste)",
         # German
         r"entsch(?:ae|a)dig",

@@ -74,6 +74,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"desfazer (?:a |o )?(?:compra|pedido|encomenda)",
     ),
     "late_delivery": (
+        # Portuguese: shipped or not, and where it is ("já foi expedida ou não? Onde está?")
+        r"(?:ja )?foi (?:expedid|enviad|despachad)[ao]s? ou nao",
+        r"(?:^|[.!?] )onde (?:esta|anda|estao|andam)(?: ela| ele| elas| eles)?\s*\?",
         r"onde (?:esta|estao|anda|andam|para|param|ficou) (?:\w+ ){0,3}" + _ORDER,
         r"cade (?:\w+ ){0,3}" + _ORDER,
         r"(?:nao|nunca|ainda nao) (?:me )?(?:chegou|chegaram|recebi|recebemos|veio|vieram"
