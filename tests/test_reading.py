@@ -1035,3 +1035,45 @@ def test_other_languages_read_in_context() -> None:
     for ticket, (wanted, unwanted) in cases.items():
         read = set(understand(ticket).intents)
         assert wanted <= read and not (unwanted & read), (ticket, read)
+
+
+def test_a_postscript_under_the_sign_off_is_the_customers_own() -> None:
+    ticket = (
+        "The e-reader from order 12375 arrived with the screen cracked. Could you sort it?\n\n"
+        "Thanks,\nSam\n\nP.S. cancel 12344 too, not needed anymore"
+    )
+    reading = read_ticket(ticket)
+    assert {"cancellation", "damaged_item"} <= set(reading.intents)
+    assert "12344" in reading.order_ids
+    # A company named "PS ..." under a name is still the signature.
+    signed = "Please check order 12350.\n\nRegards,\nPeter Simons\nPS Consulting Ltd"
+    assert "Consulting" not in own_words(signed)
+
+
+def test_english_statements_are_not_read_as_requests() -> None:
+    cases = {
+        # A price paid, stated, is no refund asked.
+        "I was charged $72 for the throw but the website said $62 when I put it in my basket.": (
+            {"price_error"},
+            {"refund_request"},
+        ),
+        # No answer yet is about our replies, not a parcel.
+        "Charged twice for my headphones and still no answer after two emails.": (
+            {"duplicate_charge"},
+            {"late_delivery"},
+        ),
+        "If I don't hear back I'm disputing both charges with Amex.": ({"complaint"}, set()),
+        "You did fix the double charge on order 12333 in the end, but I think a small credit "
+        "would be fair.": ({"goodwill_credit"}, {"duplicate_charge"}),
+        "I want the duplicate refunded AND $50 on top for the time I've wasted.": (
+            {"refund_request", "goodwill_credit"},
+            set(),
+        ),
+        "I'm in Berlin, postcode 10115. Nothing has arrived yet.": (
+            {"late_delivery"},
+            {"address_change"},
+        ),
+    }
+    for ticket, (wanted, unwanted) in cases.items():
+        read = set(understand(ticket).intents)
+        assert wanted <= read and not (unwanted & read), (ticket, read)

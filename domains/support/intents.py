@@ -149,9 +149,12 @@ INTENTS: tuple[Intent, ...] = (
             r"difference back",
             r"refund(?!ed)",
             r"money back",
+            r"(?:want|need|like|expect)\b[^.?!]{0,40}\brefunded\b",
+            # When the refund shows ("how many days until I actually see it on my card?")
+            r"(?:until|till|before|when|how soon) (?:will )?(?:i |we )?(?:\w+ )?(?:see|get|have|find) (?:it|the money|the refund|my money|the credit) (?:back )?(?:on|in|to) my (?:card|account|bank|statement)",
             r"reverse (?:the|this|that) (?:[\w-]+ ){0,2}(?:charge|debit|payment|transaction)",
             r"want \$[\d.,]+",
-            r"\$[\d.,]+ (?:for|to cover) (?:the|my|all)",
+            r"(?<!charged )(?<!paid )(?<!cost )(?<!costs )(?<!was )\$[\d.,]+ (?:for|to cover) (?:the|my|all)",
             r"my money",
             r"reimburs(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
             r"pay me back",
@@ -316,7 +319,7 @@ INTENTS: tuple[Intent, ...] = (
             r"not (?:yet )?(?:arrived|delivered|received|here|shown up|turned up)",
             r"never (?:arrived|came|received|showed up|got it|turned up|got here)",
             r"still not (?:delivered|here|arrived)",
-            r"still (?:no|nothing|haven'?t)",
+            r"still (?:no|nothing|haven'?t)(?! (?:answer|reply|response|word|news|call|callback|refund|money|email|e-mail|update from))",
             r"where(?:'s| is) (?:my|the|order|it)(?! (?:refund|money|rest|credit|points))",
             r"where (?:are|is) (?:my|the) (?:things|stuff|items?|parcel|package|order)",
             r"when (?:will|is|does|can) (?:my |the |it )?(?:order|parcel|package|item|it)?\s?"
@@ -1245,7 +1248,8 @@ INTENTS: tuple[Intent, ...] = (
             r"(?:na|da) morada",
             r"should be (?:flat |apt |apartment |number |no\.? )?\d+\b",
             r"(?:it|het|sie|es) (?:should|moet|sollte|muss) (?:be |zijn |sein )?\d+",
-            r"(?:huisnummer|hausnummer|numero civico|numero de (?:la )?casa|numero da porta|postcode|zip code|zip)\b",
+            r"(?:huisnummer|hausnummer|numero civico|numero de (?:la )?casa|numero da porta)\b",
+            r"(?:postcode|zip code|zip)\b(?! \d)(?! [a-z]{1,2}\d)",  # not a postcode just given
             r"(?:spelt|spelled|misspelt|misspelled)",
             r"go to my (?:office|work|new)",
             r"send (?:it|them) to (?:my )?(?:office|work)",

@@ -57,6 +57,10 @@ CLOSING = re.compile(
 """A sign-off on a line of its own; what follows it (a name, a phone) is the signature."""
 
 
+POSTSCRIPT = re.compile(r"^\s*(?:p\.\s?(?:p\.\s?)?s\b|p?ps\s*[:–-])", re.IGNORECASE)
+"""A postscript's first line ("P.S.", "PS:", "P.P.S.")."""
+
+
 NAME_LINE = re.compile(
     r"^\s*(?:[A-ZÀ-Ý]\.\s?[A-ZÀ-Ý][\w'’-]+|[A-ZÀ-Ý][\w'’-]+(?:\s+(?:van|von|de|da|di|du|der|den"
     r"|la|le|dos|das|del))*\s+[A-ZÀ-Ý][\w'’.-]+(?:\s+[A-ZÀ-Ý][\w'’.-]+)?)\s*$"
@@ -96,8 +100,25 @@ def own_words(text: str) -> str:
     head = _unsigned(_cut(head, SIGNATURE_START))
     lines = [line for line in head.splitlines() if not line.lstrip().startswith(">")]
     kept: list[str] = []
-    for line in lines:
+    for n, line in enumerate(lines):
         if CLOSING.match(line) and kept:
-            break  # the sign-off: the name and phone under it are not the request
+            # The sign-off: the name and phone under it are not the request, but a postscript
+            # is the customer's own afterthought ("P.S. cancel 12344 too").
+            kept += _postscripts(lines[n + 1 :])
+            break
         kept.append(line)
     return "\n".join(kept).strip()
+
+
+def _postscripts(lines: list[str]) -> list[str]:
+    """Each postscript paragraph among the lines under a sign-off."""
+    found: list[str] = []
+    inside = False
+    for line in lines:
+        if POSTSCRIPT.match(line):
+            inside = True
+        elif not line.strip():
+            inside = False
+        if inside:
+            found.append(line)
+    return found

@@ -367,6 +367,9 @@ PUT_RIGHT = re.compile(
     r"|put right|resolved|reversed|teruggestort|terugbetaald|erstattet|zurueckerstattet"
     r"|rueckerstattet|zurueckgebucht|rembourse|corrigid[ao]"
     r"|corrige|devuelto|devolvieron|reembolsad|rimborsat|stornat|estornad|resolvid)"
+    # "You did fix the double charge in the end"
+    r"|\b(?:did|have|had|finally) (?:\w+ )?(?:fix|sort|refund|revers|correct)\w*\b[^.?!]{0,60}"
+    r"\b(?:in the end|eventually|at last|now)\b"
 )
 """A double charge the customer says was already put right (normalised text)."""
 
