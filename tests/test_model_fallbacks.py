@@ -99,7 +99,10 @@ async def test_a_worker_whose_model_is_down_is_answered_by_its_fallback(
     # The down model was asked until its breaker opened (2 failures in a row), then never:
     # the fallback answered every turn after that without the down one being tried first.
     down = _worker_exchanges(provider_env, "gpt-down")
-    assert 2 <= len(down) <= 3, [e.kind for e in down]  # 3: one already in flight
+    # The three workers ask at once: all three may be in flight before any fails, and the
+    # first to fail may begin its second turn on the down model before a second failure
+    # opens the breaker (seen under load in CI). Never more: the second failure opens it.
+    assert 2 <= len(down) <= 4, [e.kind for e in down]
     assert all(e.status == 503 for e in down)
     up = _worker_exchanges(provider_env, "gpt-up")
     assert len(up) == 6 and all(e.status == 200 for e in up)  # two turns per worker

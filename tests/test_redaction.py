@@ -149,3 +149,31 @@ async def test_audit_rows_keep_their_shape_with_personal_fields_redacted(
                         "args": {"order_id": "12345", "amount_cents": 12900}}
     assert execution == {"status": "executed", "text": "refunded [name]"}
     assert b"Ostrowska" not in (tmp_path / "audit.sqlite").read_bytes()
+
+
+def test_a_structured_log_record_keeps_its_type_and_an_id_is_no_phone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # structlog (as `langgraph dev` runs it) hands the stdlib an event dict as the record's
+    # msg: its formatter copies it, so redaction must keep it a dict.
+    monkeypatch.delenv(redaction.ENV, raising=False)
+    redaction.install_log_redaction()
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    logger = logging.getLogger("muster.test.structured")
+    handler = Keep()
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    run_id = "01a23849-0012-7123-a203-223358ba81db"
+    try:
+        logger.info({"event": "Created run", "run_id": run_id, "by": "ann@example.com"})
+    finally:
+        logger.removeHandler(handler)
+    (record,) = seen
+    assert isinstance(record.msg, dict)
+    assert record.msg["run_id"] == run_id and record.msg["by"] == "[email]"
+    assert redaction.REDACTOR.text(f"run {run_id}") == f"run {run_id}"

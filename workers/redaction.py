@@ -71,7 +71,8 @@ _PHONE = re.compile(
     + "|".join(
         (
             # international: + or 00, a country code, then groups (a bracketed one allowed)
-            r"(?<![\w+])(?:\+|00(?=[1-9]\d*[ .\-(]))[1-9][\d]{0,3}(?:[ .\-]?\(?\d{1,5}\)?){1,6}",
+            # (never a group inside an id: "01a23849-0012-7123-a203" is a uuid)
+            r"(?<![\w+.\-])(?:\+|00(?=[1-9]\d*[ .\-(]))[1-9][\d]{0,3}(?:[ .\-]?\(?\d{1,5}\)?){1,6}",
             # a bracketed area code: (555) 123-4567, (020) 7946 0958
             r"(?<![\w)])\(\d{2,5}\)[ .\-]?\d{3,4}[ .\-]?\d{3,4}",
             # North American 3-3-4 with separators: 555-123-4567, 555.123.4567
@@ -276,6 +277,13 @@ def _redacting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
     record = _previous_factory(*args, **kwargs)
     if not enabled():
         return record
+    if not isinstance(record.msg, str):
+        # A structured record (structlog hands the stdlib an event dict, as `langgraph dev`
+        # does): its values redacted, its type kept, or the structlog formatter breaks.
+        record.msg = REDACTOR.value(record.msg)
+        record.args = REDACTOR.value(record.args)
+        _redact_traceback(record)
+        return record
     try:
         message = record.getMessage()
     except (TypeError, ValueError):  # a bad format string: the logging module reports it
@@ -283,11 +291,15 @@ def _redacting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
     redacted = REDACTOR.text(message)
     if redacted is not message and redacted != message:
         record.msg, record.args = redacted, ()
+    _redact_traceback(record)
+    return record
+
+
+def _redact_traceback(record: logging.LogRecord) -> None:
     if record.exc_info and record.exc_info[1] is not None:
         # The traceback's text is formatted once, here, and kept redacted: the handler's
         # formatter uses `exc_text` when it is set.
         record.exc_text = REDACTOR.text(logging.Formatter().formatException(record.exc_info))
-    return record
 
 
 def install_log_redaction() -> None:
