@@ -271,9 +271,7 @@ def test_a_reading_the_learned_model_disagrees_with_is_checked_by_a_person() -> 
     several = read_ticket("Please cancel order 12324, and my loyalty points never showed up.")
     assert set(several.intents) == {"cancellation", "loyalty_points"}
     assert one.confidence == 1.0 and several.confidence == 1.0
-    doubted = read_ticket(
-        "Order 12350: the lamp is fine but I want to talk about my points and my invoice"
-    )
+    doubted = read_ticket("I want an invoice for 12350 and my parcel is very late")
     assert doubted.confidence < REVIEW_BELOW
     complete = Answer(text="", status="complete", degraded=False, needs_human=False)
     checked = review(complete, doubted.confidence)
