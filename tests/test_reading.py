@@ -1075,3 +1075,20 @@ def test_english_statements_are_not_read_as_requests() -> None:
     for ticket, (wanted, unwanted) in cases.items():
         read = set(understand(ticket).intents)
         assert wanted <= read and not (unwanted & read), (ticket, read)
+
+
+def test_a_delivery_status_question_is_answered_with_the_tracking_article() -> None:
+    # KB-101 (tracking) when the customer asks where the parcel is or when it comes; KB-102
+    # (late) only when they say it is late: a lost shipping e-mail is no lost parcel.
+    for ticket in (
+        "I've lost the shipping email for #12377. Could you send me the tracking link again?",
+        "Order 12361: when's it actually meant to arrive? I'd like to know which day to be in.",
+        "Could you please confirm the expected delivery dates for orders 12367 and 12337?",
+    ):
+        (comms,) = {p.inputs.get("article_id") for p in plan_ticket(ticket, ROSTER)} & {
+            "KB-101",
+            "KB-102",
+        }
+        assert comms == "KB-101", ticket
+    late = plan_ticket("Order 12361 was meant to arrive on Monday and it's still not here.", ROSTER)
+    assert "KB-102" in {p.inputs.get("article_id") for p in late}

@@ -421,7 +421,9 @@ INTENTS: tuple[Intent, ...] = (
                     r"nao (?:chegou|recebi|foi entregue)",
                     r"ainda nao",
                     r"(?:aun|todavia) no",
-                    r"lost",
+                    # a lost parcel, not the customer's lost shipping e-mail
+                    r"lost(?! (?:the|my|our) (?:shipping|tracking|confirmation|dispatch|order)"
+                    r" (?:email|e-mail|mail|link|number|details))",
                     r"missing",
                     r"perdu",
                     r"verloren",
@@ -432,7 +434,9 @@ INTENTS: tuple[Intent, ...] = (
                     r"supposed to",
                     r"should have (?:arrived|come|been)",
                     # Was due and is not here, in each language; tracking that stopped moving.
-                    r"(?:meant|due|expected|scheduled) to (?:be|arrive|come|land|get)",
+                    # "it was meant to arrive" is late; "when's it meant to arrive?" asks
+                    r"(?<!it )(?<!they )(?:meant|due|expected|scheduled) to (?:be|arrive|come|land|get)",
+                    r"(?:was|were|had been) (?:meant|due|expected|scheduled) to",
                     r"(?:was |were )?due (?:on|by|last|yesterday|monday|tuesday|wednesday|thursday"
                     r"|friday|saturday|sunday)",
                     r"no (?:update|updates|movement|scan|news)\b",
@@ -485,6 +489,9 @@ INTENTS: tuple[Intent, ...] = (
                     r"dispatched yet",
                     # Asked where it is, or whether it has gone out, saying nothing of lateness.
                     r"where(?:'s| is|s) (?:order )?#?\d{4,}",
+                    r"confirm (?:the )?(?:expected |estimated )?delivery (?:date|dates|day)",
+                    r"when (?:\w+ ){0,3}should (?:be delivered|arrive)",
+                    r"where (?:\w+ ){0,4}(?:are|is) on (?:their|its) (?:journey|way)",
                     r"where (?:my|our) (?:\w+ ){1,2}(?:is|are)\b",
                     r"been (?:sent|posted|shipped|dispatched|mailed)(?: out| off)?(?: yet|\?| and if so)",
                     r"(?:sent|posted|gone out) yet",
