@@ -435,7 +435,7 @@ INTENTS: tuple[Intent, ...] = (
                     r"should have (?:arrived|come|been)",
                     # Was due and is not here, in each language; tracking that stopped moving.
                     # "it was meant to arrive" is late; "when's it meant to arrive?" asks
-                    r"(?<!it )(?<!they )(?:meant|due|expected|scheduled) to (?:be|arrive|come|land|get)",
+                    r"(?<!it )(?<!they )(?<!actually )(?:meant|due|expected|scheduled) to (?:be|arrive|come|land|get)",
                     r"(?:was|were|had been) (?:meant|due|expected|scheduled) to",
                     r"(?:was |were )?due (?:on|by|last|yesterday|monday|tuesday|wednesday|thursday"
                     r"|friday|saturday|sunday)",
@@ -490,6 +490,7 @@ INTENTS: tuple[Intent, ...] = (
                     # Asked where it is, or whether it has gone out, saying nothing of lateness.
                     r"where(?:'s| is|s) (?:order )?#?\d{4,}",
                     r"confirm (?:the )?(?:expected |estimated )?delivery (?:date|dates|day)",
+                    r"when'?s (?:it|my|the|order|that)\b",
                     r"when (?:\w+ ){0,3}should (?:be delivered|arrive)",
                     r"where (?:\w+ ){0,4}(?:are|is) on (?:their|its) (?:journey|way)",
                     r"where (?:my|our) (?:\w+ ){1,2}(?:is|are)\b",
