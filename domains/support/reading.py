@@ -583,7 +583,8 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     folded = [fold(c.text) for c in clauses]
     words = [set(_WORDS.findall(f)) for f in folded]
     in_clauses = Counter(w for ws in words for w in ws)  # how many clauses use each word
-    others = [is_other_persons(c.text, own) for c in clauses]
+    behalf = written_on_behalf(own)  # once per ticket: folding the whole text is not free
+    others = [not behalf and is_other_persons(c.text) for c in clauses]
     asks_something = any(
         c.asks and not COURTESY.match(f) for c, f in zip(clauses, folded, strict=True)
     )
@@ -671,9 +672,12 @@ def _follow_up_word(word: str) -> bool:
     return word in FOLLOW_UP_WORDS or word in FOLLOW_UP_MORE or word.startswith(FOLLOW_UP_STEMS)
 
 
-def is_other_persons(clause: str, ticket: str = "") -> bool:
-    """True when the clause is about somebody else's order, not the customer's own, and the
-    ticket (`ticket`, when given) is not written on that person's behalf."""
-    if ticket and ON_BEHALF.search(fold(ticket)):
-        return False
+def is_other_persons(clause: str) -> bool:
+    """True when the clause is about somebody else's order, not the customer's own (see
+    `written_on_behalf`: then that person's order is the subject after all)."""
     return bool(OTHER_PERSON.search(fold(clause)))
+
+
+def written_on_behalf(ticket: str) -> bool:
+    """True when the customer writes for somebody else ("on behalf of my dad")."""
+    return bool(ON_BEHALF.search(fold(ticket)))

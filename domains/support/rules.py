@@ -30,7 +30,15 @@ from .intent_model import load_model, predicted
 from .intents import BY_NAME, INTENTS, TIMEZONE, pattern
 from .language import detect_language
 from .order_ids import ORDER_ID, find_order_ids
-from .reading import BUT, CLAUSE, PROBLEM, Understanding, is_other_persons, understand
+from .reading import (
+    BUT,
+    CLAUSE,
+    PROBLEM,
+    Understanding,
+    is_other_persons,
+    understand,
+    written_on_behalf,
+)
 from .text_norm import normalize
 
 PERSONAL = (
@@ -202,7 +210,8 @@ def _own_order_ids(own_text: str) -> tuple[str, ...]:
     """Order ids in the customer's own words, less those of somebody else's order and those
     the customer corrected."""
     parts = [p for c in CLAUSE.finditer(own_text) for p in BUT.split(c.group(0))]
-    others = {i for p in parts if is_other_persons(p, own_text) for i in find_order_ids(p)}
+    behalf = written_on_behalf(own_text)
+    others = {i for p in parts if not behalf and is_other_persons(p) for i in find_order_ids(p)}
     corrected = {m.group(1): m.group(2) for m in RETRACTED.finditer(own_text)}
     # Ids read over the whole text too: an id joined across a clause break ("12345; 12350").
     found = [corrected.get(i, i) for i in find_order_ids(own_text)]
