@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from .lexicon import phrases_for
+from .phrase_gate import PhraseGate, gate
 from .text_norm import fold
 
 
@@ -1469,6 +1470,17 @@ def pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     """The phrases as one pattern over normalised text, each matched from a word start."""
     # Not inside a hyphenated word either: "noise-cancelling" is no cancellation.
     return re.compile(r"(?<![\w-])(?:" + "|".join(_fold_phrase(p) for p in phrases) + ")")
+
+
+@cache
+def phrase_gate(phrases: tuple[str, ...]) -> PhraseGate:
+    """A cheap check of whether `pattern(phrases)` can match a clause (phrase_gate.py)."""
+    return gate(folded_phrases(phrases))
+
+
+def folded_phrases(phrases: tuple[str, ...]) -> tuple[str, ...]:
+    """The phrases folded like the text they are matched against."""
+    return tuple(_fold_phrase(p) for p in phrases)
 
 
 @cache

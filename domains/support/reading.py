@@ -22,9 +22,10 @@ from functools import partial
 
 from . import second_opinion
 from .intent_model import load_follow_up_model, load_model
-from .intents import BY_NAME, INTENTS, Intent, pattern, pattern_at
+from .intents import BY_NAME, INTENTS, Intent, pattern, pattern_at, phrase_gate
 from .order_ids import find_order_ids
 from .own_words import own_words
+from .phrase_gate import clause_starts
 from .text_norm import fold, normalize
 
 CLAUSE = re.compile(
@@ -500,9 +501,12 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
     """The intents one clause expresses and whether it asks for something; `context` is the
     whole ticket, normalised (an intent's `only_with` phrases are looked for there)."""
     norm = normalize(text)
+    starts = clause_starts(norm)
     found: list[str] = []
     negated: list[str] = []
     for intent in INTENTS:
+        if not phrase_gate(intent.phrases).may_match(starts, norm):
+            continue  # no phrase of it can begin here: not worth running its pattern
         if intent.only_with and not pattern(intent.only_with).search(context):
             continue
         if intent.not_in_questions and ("?" in norm or ASKS.search(norm)):
