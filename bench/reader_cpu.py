@@ -25,9 +25,8 @@ def main() -> None:
     args = parser.parse_args()
     started = time.process_time()
     from domains.support import rules
-    from domains.support.text_norm import normalize
-
     from domains.support.intents import INTENTS, pattern, phrase_gate
+    from domains.support.text_norm import normalize
 
     rules.read_ticket("warm the phrase tables up: order 12345 was charged twice")
     for intent in INTENTS:  # the gate skips most of them on one ticket: compile them all here

@@ -92,6 +92,31 @@ def test_a_refund_the_customer_declines_is_not_asked_for() -> None:
     assert "refund_request" not in intents("Je ne demande pas de remboursement, juste un geste.")
 
 
+def test_a_condition_is_no_negation_and_a_denied_request_is_not_keeping() -> None:
+    # "If I don't get my money back ... I'm doing a chargeback": the money is asked for.
+    found = intents(
+        "If I don't get my money back for order 12330 by Friday I'm doing a chargeback."
+    )
+    assert {"refund_request", "complaint"} <= found
+    # "I never asked for a cancellation": neither a cancellation nor an order to keep.
+    found = intents("I never asked for a cancellation - I wanted to know where order 12347 is.")
+    assert not {"cancellation", "keep_order"} & found and "late_delivery" in found
+    assert "refund_request" not in intents("Não vos peço reembolso, mas quero um vale pelo atraso.")
+
+
+def test_a_fear_of_a_double_charge_and_a_reason_for_cancelling_are_not_claims() -> None:
+    found = intents("My payment failed. If I try again will I end up charged twice?")
+    assert found == {"payment_declined"}
+    assert intents("I need to cancel my order please, ordered the wrong size by accident.") == {
+        "cancellation"
+    }
+    # Part of the parcel's contents, and a past arrival, are no late delivery.
+    found = intents("My parcel came but the charger that's meant to come with it isn't in the box.")
+    assert found == {"missing_item"}
+    found = intents("The backpack from order 12378 had a ripped strap when it arrived.")
+    assert found == {"damaged_item"}
+
+
 def test_keeping_an_item_is_keeping_an_order_only_where_a_cancellation_was_in_the_air() -> None:
     assert "keep_order" not in intents("The shoes from 12362 fit after all, I'll keep them.")
     assert "keep_order" in intents("I asked you to cancel 12324 but I'll keep it after all.")
@@ -180,6 +205,12 @@ def test_somebody_elses_order_is_not_the_customers_subject() -> None:
         ("the new address for my order: 12 Rue X, 75011 Paris", []),
         ("I paid $12345 for the order", []),
         ("my phone (07700) 900123, about the parcel", []),
+        # The address of an order is no number of the address; a number said on its own.
+        ("can I still change the address on 12334? it should go to work", ["12334"]),
+        ("my new address is 12345 Elm Road, for the parcel", []),
+        ("Der Lautsprecher kam kaputt an. Ist die 12369. Was nun?", ["12369"]),
+        ("ich ha under de Bstellnummer 12354 en Lutsprächer bstellt", ["12354"]),
+        ("cade meu pedido??? 12333 ta atrasado faz semanas", ["12333"]),
     ],
 )
 def test_order_ids_in_the_forms_people_write(text: str, ids: list[str]) -> None:

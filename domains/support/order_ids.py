@@ -36,6 +36,9 @@ ORDER_WORDS: tuple[str, ...] = (
     r"cde",
     r"cmde?",
     r"best\.?\s?-?\s?nr",
+    # Swiss German: "Bstellnummer 12354", "Bstellig 12358"; a purchase: "den Einkauf 12340".
+    r"bstell\w*",
+    r"einkauf",
 )
 """The word for an order, in the languages the rules planner reads."""
 
@@ -73,6 +76,8 @@ ORDER_CONTEXT = re.compile(
     r"|commande|colis|achat|livraison|bestellung|bestellt|paket|lieferung|pedido|paquete"
     r"|compra|envío|envio|ordine|pacco|spedizione|bestelling|pakket|levering|encomenda"
     r"|pacote|entrega"
+    # Late, in each language: "12333 ta atrasado faz semanas".
+    r"|atrasad\w*|retard\w*|verspaet\w*|verspät\w*|vertraag\w*|ritard\w*"
     # The same words' other forms in the other languages (stems: any ending).
     r"|command\w*|livr(?:aison|e|ee|es|ees|é|ée|és|ées)|rembours\w*|annul\w*|achet\w*|factur\w*"
     r"|bestell\w*|storn\w*|erstatt\w*|geliefert|zugestellt|versand\w*|sendung|rechnung|abgebucht"
@@ -87,7 +92,11 @@ NOT_AN_ORDER = re.compile(
     r"(?:\b(?:phone|tel|telephone|mobile|cell|call|ring|fax|whatsapp|zip|post ?code|postal"
     r"|address|street|rue|straße|strasse|calle|via|straat|rua|plz|cep|cap|iban"
     r"|téléphone|telefon|teléfono|telefono|telefoon|adresse|direcci[oó]n"
-    r"|indirizzo|adres|endereço|morada)\b[^.\n]{0,25}$"
+    r"|indirizzo|adres|endereço|morada)\b"
+    # "change the address on 12334": the address of an order, not a number of the address.
+    r"(?!\s+(?:on|for|of|in|de|du|der|des|fuer|für|van|voor|do|da|del|della|dell'ordine)"
+    r"\s+(?:(?:my|the|order|mijn|la|le|meiner|meine|die|den|o|a|el|il)\s+)*(?:#?\d{5}\b|$))"
+    r"[^.\n]{0,25}$"
     r"|\b(?:account|card|tracking|konto|karte|compte|carte|cuenta|tarjeta|conto|carta"
     r"|rekening|kaart|conta|cartao|cartão)\b\s*(?:number|no\.?|nr\.?|n[°º]|id|#|nummer"
     r"|num[eé]ro|n[uú]mero|numero)?\s*[:#]?\s*$)",
@@ -107,8 +116,20 @@ INTRODUCED = re.compile(
 ("the camera (12372)") or a preposition ("check on 12345", "a refund for 12350")."""
 
 
+ALONE = re.compile(
+    r"^\W*(?:(?:it'?s|its|it is|this is|that'?s|ist|es ist|das ist|die|das|c'?est|es|el|la"
+    r"|e|é|è|het is|is|number|nummer|numero|número|nr)\s+){0,3}#?(\d{5})\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+"""A sentence that is only a five-digit number, perhaps after "it's" ("Ist die 12369."): the
+order the ticket is about, said on its own."""
+
+
 def _bare_ids(text: str) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
+    for sentence in _SENTENCE.finditer(text):
+        if alone := ALONE.match(sentence.group(0)):
+            found.append((sentence.start() + alone.start(1), alone.group(1)))
     for match in BARE_NUMBER.finditer(text):
         before = text[max(0, match.start() - 30) : match.start()]
         if INTRODUCED.search(before) and not NOT_AN_ORDER.search(before):

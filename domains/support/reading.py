@@ -54,7 +54,8 @@ _NEGATION_FILLER = (
     r"|more|nada|rien|un|une|einen|eine|kein|keine|una|uno|um|uma|een|or|nor|and|either|even|really"
     r"|actually|just|go|ahead|with|proceed|cancel|cancelling|refund|return|il|el|der|das|de|het|o"
     r"|demande|demandons|any|een|um|cherche|faire|busco|cerco|suche|looking|seeking|after"
-    r"|expecting|interested|in|asking|about|bothered|fussed)"
+    r"|expecting|interested|in|asking|about|bothered|fussed|asked|requested|vos|lhe|lhes|peco"
+    r"|pedi|pedimos)"
 )
 NEGATED_BEFORE = re.compile(
     r"(?<![\w])(?:don'?t|dont|do not|doesn'?t|does not|did not|didn'?t|won'?t|no need|not|never"
@@ -83,6 +84,7 @@ NO_LONGER = re.compile(
 keeps the order, where "I don't want to cancel" only says what is not asked."""
 NOT_WANTING = re.compile(
     r"(?<![\w])(?:(?:don'?t|do not|not) (?:want|need|wish|asking|ask|mean)"
+    r"|(?:never|didn'?t|did not) (?:ask|asked|request|requested|want|wanted)"
     r"|no (?:quiero|quero|deseo|pido)"
     r"|nao (?:quero|pe[cç]o)|non (?:voglio|chiedo)|(?:ne )?(?:veux|demande) pas|will (?:\w+ )?nicht"
     r"|ik wil (?:\w+ )?niet)(?![\w])"
@@ -94,6 +96,11 @@ NEGATED_INSIDE = re.compile(
     r"|\bbrauche? (?:ich )?(?:\w+ )?nicht\b|\bno need\b|\bdon'?t need\b|\bpas besoin\b"
 )
 """A negation inside a phrase that spans a clause ("het geld *hoef ik niet* terug")."""
+CONDITION_BEFORE = re.compile(
+    r"\b(?:if|unless|wenn|falls|si|se|als|indien|tenzij|caso)\s+(?:\w+\s+){0,2}$"
+)
+"""A condition opening right before a negation cue: "if I don't get ..." threatens, it does
+not decline."""
 FRESH_QUESTION = re.compile(r"(?:can|could|will|would|may)\s+(?:you|this|it|that|u|i|we)\b")
 """A phrase that opens with a question of its own."""
 _NOT_A_CONJUNCTION = r"(?!(?:weil|da|denn|dass|wenn|omdat|want|dat|als|parce|car|que|quand)\b)"
@@ -481,8 +488,12 @@ def _negated(intent: Intent, clause: str, start: int, end: int) -> bool:
     # A phrase that is itself a question ("... after all can this still be stopped") starts
     # a fresh request: a negation before it is not its own.
     asks_itself = FRESH_QUESTION.match(clause, start)
+    cue = NEGATED_BEFORE.search(clause[:start])
+    # "If I don't get my money back by Friday": a condition, the money is still asked for.
+    if cue and CONDITION_BEFORE.search(clause[: cue.start()]):
+        cue = None
     return bool(
-        (NEGATED_BEFORE.search(clause[:start]) and not asks_itself)
+        (cue and not asks_itself)
         or NEGATED_AFTER.match(clause[end - 1 :])
         or NEGATED_INSIDE.search(clause, start, end)
     )

@@ -82,6 +82,9 @@ GENERAL = (
     r"how (?:long|many|much|do|does|can|soon)",
     r"is (?:it|there) (?:possible|a way)",
     r"what happens",
+    # "Can an order still be cancelled once it has shipped?": any order, none of theirs.
+    r"(?:can|could|may|will|do|does|is|are) (?:an?|any) (?:order|item|parcel|purchase|gift card"
+    r"|product|refund|package)s?\b",
     r"if (?:i|you|an?|my|the|someone)",
     r"in general",
     r"generally",
@@ -139,6 +142,8 @@ HYPOTHETICAL = (
     r"je (?:pense|pensais|voudrais|compte) (?:en )?(?:offrir|acheter|commander)",
     r"(?:bevor ich|vor dem) (?:\w+ )?(?:bestell|kauf)",
     r"(?:wuerde|moechte)\b[^.?!]{0,60}\b(?:schenken|verschenken)\b",
+    r"(?:ueberlege|denke darueber nach)\b[^.?!]{0,60}\b(?:schenken|verschenken|kaufen|bestellen)\b",
+    r"(?:to|estou|tou|ando) (?:pensando|a pensar) em (?:comprar|encomendar|pedir|oferecer)",
     r"antes de (?:comprar|pedir|encomendar)",
     r"(?:todavia|aun) no he (?:comprado|pedido)",
     r"(?:quiero|quisiera) regalar",

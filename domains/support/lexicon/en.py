@@ -90,6 +90,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:order|it|this) (?:should|needs to|has to|must) be (?:stopped|cancell?ed|voided)",
     ),
     "late_delivery": (
+        # "has said \"shipped\" for almost a month and nobody can tell me where it is"
+        r'(?:said|shown|showed|says|shows|showing|stuck (?:on|at)) (?:as )?[\\"\']?(?:shipped|dispatched|in transit|out for delivery)[\\"\']? for (?:almost |nearly |over |about |more than )?(?:a |an |\\d+ |two |three |four |several )?(?:week|weeks|month|months|days|fortnight)',
+        r"(?:tell me|knows?|find out) where (?:it|my order|my parcel|my package|the parcel|the package|the order) (?:is|has gone|went)\b",
         r"(?:hasn'?t|has not|haven'?t|have not|hadn'?t|had not|didn'?t|did not|still not|still hasn'?t|still haven'?t|still didn'?t|not yet|never|yet to|ain'?t|isn'?t|is not|wasn'?t|was not)\s(?:yet |even |ever |actually |still |been )*(?:arrived?|arriving|arived|arrvied|turned up|turn up|shown up|showed up|show up|got here|get here|gotten here|reached (?:me|us|my|our|the)|landed|been delivered|delivered|delievered|deliverd|here|made it|materiali[sz]ed)\b",
         r"(?:didn'?t|did not|never|hasn'?t|has not|haven'?t|have not|still not|not yet) (?:yet |even |ever )?(?:come|came)\b(?! (?:with|in|back|through|to an?|up with|out|off|apart|undone|loose))",
         r"(?:haven'?t|have not|hasn'?t|has not|didn'?t|did not|never|still not|still haven'?t|not yet|yet to)\s(?:yet |even |ever |actually )?(?:received|recieved|recived|receive|recieve|got|gotten|get)\s(?:my |the |our |this |that |any |an? |their |these )?(?:order|parcel|parcels|package|packages|pkg|delivery|shipment|goods|purchase|stuff|things|box|boxes|anything|\w+ (?:order|parcel|package))\b(?! (?:confirmation|number|email|details|id|update))",
@@ -136,10 +139,14 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?<!without )(?<!further )(?<!any )delay(?!s? (?:in|with|on) (?:my |the |your )?(?:refund|reply|response|replying|responding|payment))",
         r"(?:dealyed|delyed|deleyed|dalayed|delaid|dleayed)",
         r"overdue",
+        # A general question of how long delivery takes (decision 5: KB-101).
+        r"how (?:long|many days) (?:does|do|will|would|should|is) (?:\w+ ){0,2}(?:delivery|shipping"
+        r"|postage|dispatch|it take to (?:arrive|deliver|ship))",
         r"behind schedule",
         r"running behind",
         r"(?:order|parcel|package|delivery|shipment|shipping|it) (?:is |has been |'s |s )?(?:taking|taken|took) (?:forever|ages|so long|too long|a long time|longer|way too long|weeks|so much time|a while)",
-        r"(?:supposed|meant|due|scheduled|expected|promised|set|estimated) to (?:arrive|be delivered|be here|come|get here|turn up|be dispatched|ship|be shipped|land|reach)",
+        # "the charger that's meant to come with it": part of the parcel's contents, not lateness.
+        r"(?:supposed|meant|due|scheduled|expected|promised|set|estimated) to (?:arrive|be delivered|be here|come(?! with| in (?:the|a) box| inside)|get here|turn up|be dispatched|ship|be shipped|land|reach)",
         r"should (?:have|'ve|of|'ve already|have already) (?:been )?(?:arrived|delivered|been here|come|got here|turned up|shipped|dispatched|landed|reached)",
         r"(?:was|were) (?:due|expected|promised|scheduled|estimated) (?:on|by|yesterday|last|monday|tuesday|wednesday|thursday|friday|saturday|sunday|\d|the \d|within|in \d|over|two|three|a week)",
         r"(?:missed|passed|gone past|past|beyond) (?:the |its |their |my )?(?:estimated |expected |promised |guaranteed |original |scheduled )?(?:delivery|arrival|dispatch|shipping) (?:date|window|day|time|estimate|deadline)",
@@ -346,6 +353,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?<!tax )(?<!in )(?<!for my )(?<!of my )(?<!of the )(?<!on my )return(?!ed\b|ing customer| to sender| of (?:my|the) (?:money|funds|payment)| (?:my|the|our) (?:money|funds|payment|cash|call|calls)\b|s? (?:was|were|has|have|had|is|arrived|got|reached|should|been)\b)",
         r"(?:retrun|retun\b|retunr|reutrn|retern|retrn|retuen|returm|retur\b|reurn|rerturn|retourn)",
         r"(?:can|could|may|should|will) (?:i|it|this|they|these|the \w+|my \w+) be returned",
+        r"(?:can|could|may) (?:\w+ ){1,3}be (?:returned|sent back)\b",
         r"(?:want|need|like|get|have) (?:it|them|this|these|the (?!money|cash|funds|payment)\w+) returned",
         r"(?:send|sending|ship|shipping|post|posting|mail|mailing|bring|bringing|take|taking|drop|dropping) (?!(?:the |my |our )?(?:money|cash|funds|payment|refund|email|reply|response|message|confirmation|invoice|receipt|call|code)\b)(?:it|them|this|these|that|those|both|one|all|everything|the (?:\w+ ){1,2}|my (?:\w+ ){1,2})(?:all )?back\b",
         r"(?:send|sending|ship|post|mail|bring|take) back (?:the|my|this|these|it|them|an?|both|one|all)\b(?! (?:money|cash|funds|payment|refund|cancell?ation))",

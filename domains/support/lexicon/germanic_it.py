@@ -74,6 +74,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:addebiti|pagamenti|transazioni) (?:duplicat|doppi)",
     ),
     "refund_request": (
+        # Austrian and Swiss: "des doppelte Geld zruckbuchen", "Wänn chunnt mis Gäld zrugg?"
+        r"(?<!bank )(?:zurueck|zruck|zrugg|rueck)buch\w*(?! lassen| zu lassen)",
+        r"(?:geld|gaeld|gald|betrag) (?:\w+ ){0,2}(?:zrugg|zruck)\b",
         # Italian: the money coming back, read from the dev_d tickets (dev set, 2026-12-02)
         r"(?:mi )?(?:tornano|ritornano|rientrano) (?:\w+ ){0,2}(?:i )?soldi",
         r"riavere (?:i )?(?:miei )?soldi",
@@ -848,6 +851,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"\brma\b",
     ),
     "price_error": (
+        # "Jetzt sehe ich ihn bei Thalia für 139. Könnt ihr mir den Unterschied zurückerstatten?"
+        r"(?:unterschied|differenz)\w* (?:\w+ ){0,2}(?:zurueck\w*|erstatt\w*|gutschreib\w*|gutschr\w*)",
+        r"(?:erstatt\w*|zurueck\w*|gutschreib\w*) (?:\w+ ){0,2}(?:den |die )?unterschied",
         # German, read from the h24 train tickets
         r"(?:stand|angezeigt|ausgeschrieben|angegeben|beworben|stand da)\b[^.?!]{0,50}\b\d[\d.,]* ?(?:€|eur|euro|chf|fr)(?!\w)[^.?!]{0,40}(?:abgebucht|berechnet|bezahlt|belastet|verlangt)",
         r"(?:erstatt\w*|zurueck\w*|gutschreib\w*|gutgeschrieben) (?:\w+ )?(?:die )?differenz",

@@ -34,6 +34,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:cobraram|cobrou|debitaram|descontaram)(?: me|-me)? (?:de novo|novamente|outra vez)",
     ),
     "refund_request": (
+        # "Vou receber o valor todo?": the money back, asked as a question
+        r"(?:vou|vamos|irei|vou poder|posso) (?:\w+ )?(?:receber|ter) (?:de volta )?(?:o valor|o dinheiro|o meu dinheiro|meu dinheiro|o reembolso|o estorno)",
         r"reembols(?!ad|aram|ou\b|o (?:da|de|pela|do) (?:empresa|firma|seguradora|seguro|trabalho|patrao))",
         r"(?:quando|ainda nao|nao) (?:\w+ ){0,2}reembolsad",
         r"(?:rembols|reenbols|reimbols|reembolc|rembolc|reembous|reembouls|reemblos)",
@@ -170,6 +172,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|carregamento|ecra|tela|som|ligacao)",
     ),
     "wrong_item": (
+        # "Pedi um filtro de água (pedido 12349) e veio um mouse sem fio na caixa"
+        r"(?:pedi|encomendei|comprei|escolhi) (?:\w+ |\(|\)|\d+ ){1,8}e (?:me )?(?:veio|vieram|chegou|chegaram|recebi|mandaram|enviaram) (?:um|uma|o|a|outr)",
+        r"trocar pel[oa] (?:produto|artigo|item|tamanho|modelo) (?:certo|correto|correcto|que pedi|que encomendei)",
         # "não tem nada a ver com o que pedi": something else came.
         r"nada a ver com (?:o que|a minha|o meu|a encomenda|o pedido|o produto|aquilo)",
         r"(?:recebi|chegou|veio|vieram|enviaram|mandaram|entregaram)\b[^.?!]{0,50}\bnao tem nada a"
@@ -326,6 +331,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:expor|denunciar) (?:\w+ ){0,2}(?:nas redes|publicamente|no facebook|no instagram)",
     ),
     "acknowledgement": (
+        # "Valeu, pessoal! Chegou tudo certinho, pode fechar o chamado"
+        r"(?:pode|podem) (?:fechar|encerrar) o (?:chamado|ticket|pedido de suporte|caso|protocolo)",
+        r"(?:chegou|veio|esta) tudo (?:certinho|certo|ok|perfeito|direitinho)",
         r"(?:ja )?chegou tudo",
         r"obrigad[oa] pela (?:ajuda|atencao|rapidez|resolucao|resposta)",
         r"obrigad[oa],? (?:tudo|ja(?! agora)|chegou|resolvido|recebi|esta resolvido|deu certo|funcionou)",
