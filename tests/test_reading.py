@@ -211,10 +211,32 @@ def test_somebody_elses_order_is_not_the_customers_subject() -> None:
         ("Der Lautsprecher kam kaputt an. Ist die 12369. Was nun?", ["12369"]),
         ("ich ha under de Bstellnummer 12354 en Lutsprächer bstellt", ["12354"]),
         ("cade meu pedido??? 12333 ta atrasado faz semanas", ["12333"]),
+        ("where are 12347 and 12399? no emails from you", ["12347", "12399"]),
+        ("12344 status?", ["12344"]),
+        ("my account says 12345 points, is that right?", []),
     ],
 )
 def test_order_ids_in_the_forms_people_write(text: str, ids: list[str]) -> None:
     assert find_order_ids(text) == ids
+
+
+def test_cancelling_one_order_and_keeping_another_cancels_only_the_first() -> None:
+    ticket = "Please cancel 12374 but DON'T touch 12344, I still want that one."
+    assert intents(ticket) == {"cancellation", "keep_order"}
+    assert intents_per_order(ticket, read_ticket(ticket)) == {
+        "12374": "cancellation",
+        "12344": "keep_order",
+    }
+
+
+def test_thanks_for_a_fix_is_not_the_fix_asked_again() -> None:
+    ticket = "Thanks for sorting out the double charge on 12333! Could you email me the invoice?"
+    assert intents(ticket) == {"invoice"}
+
+
+def test_a_salutation_is_no_time_zone() -> None:
+    assert read_ticket("Respected Sir/Madam, please call me back about 12351.").timezone is None
+    assert read_ticket("Please call me at 3pm America/New_York.").timezone == "America/New_York"
 
 
 def test_two_ids_are_two_subjects() -> None:

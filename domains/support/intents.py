@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from functools import cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .lexicon import phrases_for
 from .phrase_gate import PhraseGate, gate
@@ -83,7 +84,9 @@ INTENTS: tuple[Intent, ...] = (
         "duplicate_charge",
         (
             r"charged (?:me |my card |us |my account )?(?:twice|two times|2 times|double)",
-            r"(?:money|payment|paid|charge|charged|billed|debited)\b[^.?!]{0,40}\b"
+            # Not "my card got declined two times": tries that failed charged nothing.
+            r"(?:money|payment|paid|charge|charged|billed|debited)\b"
+            r"(?:(?!declin|fail|reject|refus|bounc)[^.?!]){0,40}\b"
             r"(?:twice|two times|2x|2 times)",
             # Money taken twice: "you've taken $129.00 twice", "deducted 54,50 € two times".
             r"(?:taken|took|deducted|withdrawn|pulled|collected|removed|processed)\b[^.?!\d$£€]{0,12}"
@@ -402,7 +405,11 @@ INTENTS: tuple[Intent, ...] = (
                     r"delay",
                     r"overdue",
                     r"not (?:yet )?(?:arrived|delivered|received|moved|here|shown up|turned up)",
-                    r"never (?:arrived|came|received|showed up|got|turned up)",
+                    # Not "I never got the shipping email": the e-mail is late, not the parcel.
+                    r"never (?:arrived|came|received|showed up|got|turned up)(?! (?:the |a |an |any |my )?(?:shipping |dispatch |confirmation |tracking |order )?(?:e-?mails?|confirmation|notification|message|text|sms))",
+                    # Marked delivered, never there; due long ago.
+                    r"(?:says|said|shows|showed|marked|showing|states) (?:as |it was |it'?s |it has been )?(?:been )?delivered",
+                    r"(?:was|were) (?:due|expected|promised) (?:\w+ ){0,2}ago",
                     r"still (?:not|no|nothing|haven'?t|waiting)",
                     r"hasn'?t",
                     r"hasnt",
@@ -1530,4 +1537,24 @@ def _fold_phrase(phrase: str) -> str:
 
 
 TIMEZONE = re.compile(r"\b(?:UTC|[A-Z][a-z]+(?:/[A-Z][A-Za-z_]+)+)\b")
-"""An IANA time-zone name such as Europe/Berlin or America/New_York, or UTC."""
+"""What an IANA time-zone name such as Europe/Berlin or America/New_York, or UTC, looks like
+(`find_timezone` checks that it is one: "Sir/Madam" looks like one too)."""
+
+
+def find_timezone(text: str) -> str | None:
+    """The first IANA time-zone name (or UTC) in `text` that the zone database knows."""
+    for match in TIMEZONE.finditer(text):
+        if _known_zone(match.group(0)):
+            return match.group(0)
+    return None
+
+
+@cache
+def _known_zone(name: str) -> bool:
+    if name == "UTC":
+        return True  # whether or not the machine has a zone database
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True

@@ -64,7 +64,8 @@ JOINED_ID = re.compile(
 """An id joined to the one before it: "#12345 and 12350", "12345 + 12350", "12345, 12346"."""
 BARE_NUMBER = re.compile(
     r"(?<![\w$€£+/.,:#-])(?<!\d )(?!0)(\d{5})"
-    r"(?![\w%€$£]|[-/.,:]\d|\s?(?:€|eur\b|usd\b)|\s+[A-Z][a-zà-ÿ]{2,}|\s\d{2,})"
+    r"(?![\w%€$£]|[-/.,:]\d|\s?(?:€|eur\b|usd\b)|\s+[A-Z][a-zà-ÿ]{2,}|\s\d{2,}"
+    r"|\s?(?:points?|punkte|pontos|punti|punten|pts)\b)"
 )
 """A bare five-digit number: not inside a date, an amount, a phone number or a code. One
 beside another group of digits ("07911 123456") or with a leading zero is a phone number's
@@ -72,7 +73,7 @@ or a postcode's part."""
 ORDER_CONTEXT = re.compile(
     r"\b(?:order|ordered|purchase|bought|parcel|package|delivery|shipment|charged?|refund\w*"
     r"|cancel\w*|return\w*|items?|arrived|late|delayed|shipped|tracking|invoice|receipt|bill\w*"
-    r"|debit\w*|paid|pay|payment|twice|faulty|broken|damaged|wrong"
+    r"|debit\w*|paid|pay|payment|twice|faulty|broken|damaged|wrong|status"
     r"|commande|colis|achat|livraison|bestellung|bestellt|paket|lieferung|pedido|paquete"
     r"|compra|envío|envio|ordine|pacco|spedizione|bestelling|pakket|levering|encomenda"
     r"|pacote|entrega"
@@ -107,7 +108,9 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 
 
 INTRODUCED = re.compile(
-    r"(?:\(|\b(?:where'?s|where is|wheres|wo ist|ou est|donde esta|dov'?e|waar is|onde esta|cade"
+    r"(?:\(|\b(?:where'?s|where is|wheres|where are|wo ist|wo sind|ou est|ou sont|donde esta"
+    r"|donde estan|dov'?e|dove sono|waar is|waar zijn|onde esta|onde estao|cade|status of"
+    r"|status for|status on|where"
     r"|on|for|about|re|regarding|from|with|pour|sur|von|bei|zu|aus|uit|dalla|para|sobre|del|per|dal"
     r"|sull|voor|van|bij|do|da|no|na)\b:?\s*)$",
     re.IGNORECASE,
@@ -134,6 +137,10 @@ def _bare_ids(text: str) -> list[tuple[int, str]]:
         before = text[max(0, match.start() - 30) : match.start()]
         if INTRODUCED.search(before) and not NOT_AN_ORDER.search(before):
             found.append((match.start(), match.group(1)))
+            end = match.end()
+            while joined := JOINED_ID.match(text, end):  # "where are 12347 and 12399?"
+                found.append((joined.start(1), joined.group(1)))
+                end = joined.end()
     for sentence in _SENTENCE.finditer(text):
         body = sentence.group(0)
         if not ORDER_CONTEXT.search(body):

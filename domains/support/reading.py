@@ -172,6 +172,15 @@ THANKS = re.compile(
     r"|obrigad[oa]|valeu)(?![\w])"
 )
 """A thank-you: a ticket of only thanks and statements asks nothing (acknowledgement)."""
+THANKED_FOR = re.compile(
+    r"(?<![\w])(?:thanks|thank you|cheers|merci|danke|gracias|grazie|bedankt|obrigad[oa]|valeu)"
+    r"\s+(?:so much\s+|a lot\s+|again\s+|very much\s+|vielmals\s+|beaucoup\s+)?"
+    r"(?:for|voor|fuer|por|per|pour|pelo|pela)\s+(?:\w+\s+){0,2}(?:sorting|fixing|resolving"
+    r"|refunding|taking care|handling|dealing|correcting|cancelling|canceling|processing|sorted"
+    r"|fixed|resolved|putting right|reimbursing)\b"
+)
+"""Thanks for something already done ("Thanks for sorting out the double charge on 12333!"):
+what the clause names is settled, not asked again."""
 FOLLOW_UP_WORDS = frozenset(
     """a an the it its this that these those them they there here me my mine we our us you your i
     im ive id is are was were be been being am do does did done doing can could would will should
@@ -211,7 +220,7 @@ clauses already used, asks about the problem the ticket already stated."""
 FOLLOW_UP_MORE = frozenset(
     """chance find finding found already yet done processed process confirm confirmed through
     before after ships shipping sent send resend possible time long take takes taking last
-    ever anyway meanwhile alright fine good right
+    ever anyway meanwhile alright fine good right revert earliest needful kindly asap soonest
     deja encore toujours bien bon bonne cela ceci temps combien ca y a-t-il est-il peux-tu
     quoi faire rien chose quelque
     schon bereits noch immer mittlerweile inzwischen etwas nichts woran wieso weshalb wieviel
@@ -291,6 +300,7 @@ _PACKAGING_HARM = (
 TRANSIT = re.compile(
     rf"\b{_PACKAGING}\b[^.!?;\n]{{0,40}}\b{_PACKAGING_HARM}"
     rf"|\b{_PACKAGING_HARM}\b[^.!?;\n]{{0,15}}\b{_PACKAGING}\b"
+    r"|\barrived (?:\w+ )?(?:cracked|broken|smashed|dented|leaking|shattered|in pieces)\b"
     r"|\b(?:in transit|during (?:shipping|delivery|transit)|on arrival|(?:courier|driver)"
     r" (?:dropped|threw)|in the (?:van|post|mail|lorry|truck)|beim (?:transport|versand)"
     r"|bei (?:der )?ankunft|pendant le transport"
@@ -559,15 +569,20 @@ def _resolve_redundant(
     )
 
 
-def _apart(clauses: tuple[ClauseReading, ...]) -> frozenset[tuple[str, str]]:
+def _apart(clauses: tuple[ClauseReading, ...], own_text: str) -> frozenset[tuple[str, str]]:
     """Pairs (intent, the intent that would make it redundant) read in clauses that name
     different orders: each is its own order's request."""
     ids: dict[str, set[str]] = {}
     last: list[str] = []
+    # An id is told from a number by its sentence ("cancel 12374 but don't touch 12344": the
+    # second clause alone has no order word), so the ticket's ids are found once, whole.
+    in_ticket = find_order_ids(own_text)
     for clause in clauses:
         # A clause naming no order speaks of the last one named ("Ich hab 12334 storniert.
         # Vergesst das bitte").
-        named = find_order_ids(clause.text) or last
+        named = [
+            i for i in in_ticket if re.search(rf"(?<!\d){re.escape(i)}(?!\d)", clause.text)
+        ] or (find_order_ids(clause.text) or last)
         last = named
         for name in clause.intents:
             ids.setdefault(name, set()).update(named)
@@ -607,11 +622,13 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     # the customer takes back in the next clause ("Ik wil mijn geld terug. Nee wacht, laat
     # maar, stuur hem toch op").
     taken_back = {n - 1 for n, f in enumerate(folded) if n and TAKEN_BACK.match(f)}
+    thanked = {n for n, f in enumerate(folded) if THANKED_FOR.search(f)}
     found = [
         name
         for n, (c, other) in enumerate(zip(clauses, others, strict=True))
         if not other and n not in taken_back
         for name in c.intents
+        if n not in thanked or name == "acknowledgement"
     ]
     if "wrong_item" not in found and WRONG_ACROSS.search(" ".join(folded)):
         found.append("wrong_item")
@@ -623,7 +640,7 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     if not found and not asks_something and any(THANKS.search(f) for f in folded):
         found = ["acknowledgement"]  # only thanks, nothing asked: nothing to do
     clashing = any(other in found for name in found for other in BY_NAME[name].unless)
-    intents = _resolve_redundant(found, _apart(clauses) if clashing else frozenset())
+    intents = _resolve_redundant(found, _apart(clauses, own) if clashing else frozenset())
     if "acknowledgement" in intents and len(intents) > 1 and asks_something:
         # Thanks for one thing beside a request for another: the request is what to answer.
         intents = tuple(i for i in intents if i != "acknowledgement")

@@ -27,7 +27,7 @@ from workers.roster import Roster
 
 from . import second_opinion
 from .intent_model import load_model, predicted
-from .intents import BY_NAME, INTENTS, TIMEZONE, pattern
+from .intents import BY_NAME, INTENTS, find_timezone, pattern
 from .language import detect_language
 from .order_ids import ORDER_ID, find_order_ids
 from .reading import (
@@ -196,9 +196,7 @@ def is_about_an_order(own_text: str, intents: tuple[str, ...]) -> bool:
         return True
     if pattern(CONDITIONAL).search(text):
         return False
-    asks_without_a_self = (
-        "?" in text and not FIRST_PERSON.search(text) and not PROBLEM.search(text)
-    )
+    asks_without_a_self = "?" in text and not FIRST_PERSON.search(text) and not PROBLEM.search(text)
     return not (pattern(GENERAL).search(text) or asks_without_a_self)
 
 
@@ -260,12 +258,12 @@ def read_ticket(request: str) -> TicketReading:
             unaccounted = ()
             confidence = second_opinion.MODEL_ONLY
             may_propose = False  # a model's guess cancelled an order whose address was wrong
-    timezone = TIMEZONE.search(understood.own_text)
+    timezone = find_timezone(understood.own_text)
     return TicketReading(
         intents=intents,
         order_ids=_own_order_ids(understood.own_text),
         language=language,
-        timezone=timezone.group(0) if timezone else None,
+        timezone=timezone,
         about_an_order=is_about_an_order(understood.own_text, intents),
         action_intents=tuple(i for i in intents if BY_NAME[i].needs_order),
         unaccounted=unaccounted,
@@ -288,6 +286,12 @@ FINE = re.compile(
 text)."""
 
 
+def _ids_in(text: str, ids: set[str]) -> list[str]:
+    """Those of `ids` that stand in `text` as numbers of their own, in the order they do."""
+    at = {i: m.start() for i in ids if (m := re.search(rf"(?<!\d){re.escape(i)}(?!\d)", text))}
+    return sorted(at, key=at.__getitem__)
+
+
 def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
     """Which order-bound intents each named order is the subject of: those read in the
     clauses that name it, or that follow it before another order is named ("Cancel 12354.
@@ -299,7 +303,9 @@ def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
     fine: set[str] = set()
     current: list[str] = []
     for clause in _understood(request).clauses:
-        named = [i for i in find_order_ids(clause.text) if i in known]
+        # The ticket's ids, as they stand in this clause: an id is told from a number by its
+        # sentence ("cancel 12374 but DON'T touch 12344": that clause alone has no order word).
+        named = _ids_in(clause.text, known)
         current = named or current
         if named and not clause.intents and FINE.search(normalize(clause.text)):
             fine.update(named)

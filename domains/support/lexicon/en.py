@@ -2,7 +2,7 @@
 PHRASES: dict[str, tuple[str, ...]] = {
     "duplicate_charge": (
         r"(?:charged?|charging|chared|charded|billed|debited|invoiced)\b(?:[^.?!]|\.\d){0,30}\b(?:twice|twise|twcie|twicw|two times|2 times|2x|x2|double)\b(?! as)",
-        r"(?:paid|payed|payment|payments|transaction|transactions|debit|deduction)\b(?:[^.?!]|\.\d){0,30}\b(?:twice|twise|two times|2 times|2x|x2)\b(?! as)",
+        r"(?:paid|payed|payment|payments|transaction|transactions|debit|deduction)\b(?:(?!declin|fail|reject|refus|bounc)(?:[^.?!]|\.\d)){0,30}\b(?:twice|twise|two times|2 times|2x|x2)\b(?! as)",
         r"(?:two|2|multiple|several|double|duplicated?|identical|repeated)\s(?:[\w£$€.,-]+\s){0,2}(?:charges|payments|transactions|debits|deductions|withdrawals|authori[sz]ations|holds|pending charges|pending payments|card payments|direct debits)\b",
         r"(?:second|2nd|duplicate|duplicated|double|repeat|repeated|identical) (?:charge|payment|debit|transaction|deduction|withdrawal|authori[sz]ation|hold|billing)\b",
         r"another (?:identical |duplicate )?(?:charge|payment|transaction|debit) (?:for|of) (?:the same|exactly the same|an identical|the exact same)",
@@ -90,6 +90,13 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:order|it|this) (?:should|needs to|has to|must) be (?:stopped|cancell?ed|voided)",
     ),
     "late_delivery": (
+        # Status asked with ids alone or in Indian English: "where 12321 and 12341 are at", "12344 status?", "update me regarding my order"
+        r"where (?:\w+ ){0,2}#?\d{5}(?:\s*(?:and|&|\+|,)\s*#?\d{5})* (?:is|are)\b",
+        r"where (?:are|is) #?\d{5}",
+        r"#?\d{5} (?:status|tracking|update)\b",
+        r"status (?:of|on|for) (?:order )?#?\d{5}",
+        r"update me (?:on|about|regarding|re) (?:my|the|our) (?:order|parcel|package|shipment|delivery|consignment)",
+        r"(?:kindly |please )?(?:update|inform|advise) (?:me )?(?:on|about|regarding) (?:the )?(?:status|delivery|shipment) (?:of|on|for)",
         # "has said \"shipped\" for almost a month and nobody can tell me where it is"
         r'(?:said|shown|showed|says|shows|showing|stuck (?:on|at)) (?:as )?[\\"\']?(?:shipped|dispatched|in transit|out for delivery)[\\"\']? for (?:almost |nearly |over |about |more than )?(?:a |an |\\d+ |two |three |four |several )?(?:week|weeks|month|months|days|fortnight)',
         r"(?:tell me|knows?|find out) where (?:it|my order|my parcel|my package|the parcel|the package|the order) (?:is|has gone|went)\b",
@@ -315,6 +322,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:stuck|stopped|froze|freezes) (?:on|at) (?:the )?(?:logo|boot|startup|start-up|loading) (?:screen|page)?",
     ),
     "wrong_item": (
+        # "there's a raincoat in the box instead"
+        r"(?:in the box|in the parcel|in the package|inside|in it) instead\b",
         # "nothing to do with what I ordered": something else came.
         r"(?:nothing to do with|completely unrelated to|not even close to) (?:what (?:i|we)|the (?:thing|item|product|one)|my order)",
         r"(?:sent|received|got|came|arrived|delivered)\b[^.?!]{0,50}\b(?:nothing to do with|unrelated to) (?:my|the|what)",
@@ -445,6 +454,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:present|gift) card\b",
     ),
     "callback": (
+        # "if nobody calls me on 0412 555 019 today"
+        r"(?:nobody|no one|someone|somebody|anyone|anybody) (?:\w+ )?(?:calls?|rings?|phones?) me\b",
         # Agreeing to a call time: "Tomorrow at 9:30am works for me", "3pm suits".
         r"(?:\d{1,2}(?::\d\d)? ?(?:am|pm)|\d{1,2}:\d\d) (?:\w+ ){0,2}(?:works|suits|is fine|is good|would work)",
         r"call (?:me|us)\b(?! (?:out|names|a liar|stupid|crazy|an idiot))",
@@ -680,6 +691,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:ordered|bought|paid for) (?:\d|two|three|four|five|six) (?:\w+ ){0,2}(?:and|but) (?:only )?(?:got|received|recieved)(?: only)? (?:\d|one|two|three|four)",
     ),
     "address_change": (
+        # "I put my old flat's address on order 12374"
+        r"(?:put|entered|used|gave|typed|left) (?:in )?(?:my |the |an )?(?:old|wrong|previous|incorrect|former|outdated)(?: \w+'?s?)? address",
         r"(?:delivery |shipping |postal )?address (?:on|of|for) (?:the |my |our |this )?(?:order|parcel|package|delivery)(?: #?\d+)? (?:be |get |to be |being )?(?:changed|updated|corrected|amended)",
         r"(?:change|update|correct|amend|fix|edit|modify|alter|switch|adjust|changing|updating|correcting|amending) (?:the |my |our |this |that |its )?(?:delivery |shipping |postal |mailing |post |home |street )?address(?:es)?\b",
         r"(?:change|update|correct|amend|fix|edit|changing|updating|wrong|new|old|different|incorrect) (?:the |my )?(?:delivery |shipping )?(?:adress|addres|adresss|addresss|adddress|addrss|adres)\b",
@@ -756,6 +769,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:company|business) (?:name|details) on (?:the|my) (?:receipt|invoice|order)",
     ),
     "loyalty_points": (
+        # "i was told i would get points for buying things"
+        r"(?:get|earn|earned|see|collect|collected|receive|received|given|getting) (?:any |my |some |the |reward |loyalty )?points\b",
         r"loyal(?:ty|ity)\b",
         r"(?:loylaty|loyality|loyatly|loaylty|loyalthy)",
         r"reward(?:s)? (?:points?|account|balance|programme|program|scheme|club|card|member|membership|tier|status)",
