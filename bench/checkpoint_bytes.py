@@ -14,7 +14,7 @@ them, AsyncSqliteSaver on a fresh file, durability `sync`), then reads the threa
 It prints bytes per packet for each, the total, what zlib level 1 would make of every blob
 (the size a compressing serializer would store), the CPU seconds of the run, and the CPU a
 fresh `aget_state` of the finished thread takes (what `resume`, `show` and `threads` pay).
-`--compress` wraps the store's serializer in `checkpoints.compression.compressed` for this
+`--compress` wraps the store's serializer in `checkpoints.serde.compressed` for this
 process, as `strict_serializer` does once it compresses (then the zlib column adds nothing).
 """
 
@@ -36,8 +36,8 @@ import fanout  # noqa: E402 - sets the environment (a temporary WORK folder) fir
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer  # noqa: E402
 
 import checkpoints.saver  # noqa: E402
-from checkpoints.compression import compressed  # noqa: E402
 from checkpoints.saver import strict_serializer  # noqa: E402
+from checkpoints.serde import compressed  # noqa: E402
 from checkpoints.threads import thread_config  # noqa: E402
 from graph.app.runtime import open_runtime, open_store  # noqa: E402
 from graph.limits import RunLimits  # noqa: E402

@@ -217,7 +217,8 @@ class PostgresBoard:
     async def _do(self, sql: str, params: tuple[Any, ...], *, create: bool = False) -> Any:
         import psycopg
 
-        from checkpoints.postgres import connect, schema_lock
+        from checkpoints.postgres_connect import connect
+        from checkpoints.postgres_schema import schema_lock
 
         if self._quiet.active():
             return None

@@ -1,12 +1,10 @@
-"""Compressed checkpoints: zlib through LangGraph's own serializer plug point.
+"""Compressed checkpoint blobs: `ZlibCipher`, zlib through LangGraph's serializer plug point.
 
-`compressed(serde)` wraps a serializer in LangGraph's `EncryptedSerializer` with `ZlibCipher`,
-a "cipher" that compresses. Every blob a saver writes (checkpoints, pending writes, Postgres
-channel blobs) goes through it; its type tag gains `+zlib` (or `+raw` when compressing would
-not shrink it), and a blob without a `+` suffix, written before compression was on, still loads
-unchanged. `EncryptedSerializer` rather than a serializer class of our own, because LangGraph's
-`with_allowlist` (`_with_msgpack_allowlist`) knows how to carry the strict msgpack allowlist
-through it to the inner `JsonPlusSerializer`; any other wrapper silently loses strictness.
+`ZlibCipher` is a "cipher" that compresses; `checkpoints.serde.compressed` puts it in
+LangGraph's `EncryptedSerializer`. Every blob a saver writes (checkpoints, pending writes,
+Postgres channel blobs) goes through it; its type tag gains `+zlib` (or `+raw` when
+compressing would not shrink it), and a blob without a `+` suffix, written before compression
+was on, still loads unchanged.
 
 Level 1 with a 4 KB window: a report's observations are repetitive JSON and text, so the
 fastest level already takes a fan-out's blobs to about a third. Most blobs are one task's write
@@ -19,9 +17,6 @@ compressing such a blob, so the small window halves the CPU (measured on a 200-p
 from __future__ import annotations
 
 import zlib
-
-from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 
 from workers.errors import ConfigError
 
@@ -70,12 +65,3 @@ class ZlibCipher:
             f"cannot read a checkpoint blob compressed with {ciphername!r}: only zlib and raw "
             "are known; was it written by another program's serializer?"
         )
-
-
-def compressed(serde: SerializerProtocol) -> EncryptedSerializer:
-    """`serde` with every blob zlib-compressed, and encrypted when keys are configured
-    (`checkpoints/encryption.py`); it still reads uncompressed and unencrypted blobs."""
-    from checkpoints.encryption import AesCipher, configured_keys
-
-    keys = configured_keys()
-    return EncryptedSerializer(AesCipher(keys) if keys else ZlibCipher(), serde)

@@ -1,5 +1,5 @@
 """Checkpoints encrypted at rest: AES-256-GCM after compression, through LangGraph's own
-`EncryptedSerializer` (the same plug point compression uses, `checkpoints/compression.py`).
+`EncryptedSerializer` (the same plug point compression uses, `checkpoints/serde.py`).
 
 Checkpoint blobs and pending writes hold customer names, orders and notes. With keys
 configured, every blob a saver writes is compressed (or kept raw when that does not shrink

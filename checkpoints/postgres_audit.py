@@ -16,7 +16,7 @@ on the one connection take turns (`_lock`), so no coroutine's row lands inside, 
 back with, another's transaction.
 
 The connection does not outlive its session: before each statement the log checks it as
-the pools do (`checkpoints.postgres.server_spoke`: a poll of the socket, a round trip
+the pools do (`checkpoints.postgres_connect.server_spoke`: a poll of the socket, a round trip
 only when the server has spoken on it, as a terminated backend does), and opens a new one
 if the database ended it. A statement that fails because the session ended under it is run
 once more on a new connection: every method is idempotent (`decide` and `claim` by their
@@ -38,7 +38,8 @@ from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 
 from checkpoints.audit import DECISION, EXECUTION, REDACTED, ActionClaim, AuditLog, AuditRow
-from checkpoints.postgres import connect, schema_lock, server_spoke
+from checkpoints.postgres_connect import connect, server_spoke
+from checkpoints.postgres_schema import schema_lock
 from workers.redaction import redact
 
 SCHEMA = (

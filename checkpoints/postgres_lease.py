@@ -44,7 +44,13 @@ from checkpoints.lease import (
     ThreadBusyError,
     hold_thread,
 )
-from checkpoints.postgres import CONNECT_TIMEOUT_S, MusterPool, check_pooled, check_url, connect
+from checkpoints.postgres_connect import (
+    CONNECT_TIMEOUT_S,
+    MusterPool,
+    check_pooled,
+    check_url,
+    connect,
+)
 from workers.processes import pid_alive
 
 APPLICATION_NAME = f"muster-lease {os.getpid()}@{HOST}"[:63]

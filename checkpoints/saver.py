@@ -21,8 +21,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from checkpoints.announce import AnnouncesSavedWrites
-from checkpoints.compression import DamagedCheckpointError, compressed
+from checkpoints.compression import DamagedCheckpointError
 from checkpoints.inline_sqlite import connect_inline
+from checkpoints.serde import compressed
 from workers.errors import ConfigError
 
 DEFAULT_DB = Path(__file__).resolve().parent / "muster.sqlite"

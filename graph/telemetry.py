@@ -37,6 +37,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from graph.trace_events import RECORDING_EVENT
 from workers.redaction import redact, redact_text
 
 _provider: Any = None
@@ -217,8 +218,6 @@ def export_run(
         return
     from opentelemetry import trace
     from opentelemetry.trace import Status, StatusCode
-
-    from graph.trace import RECORDING_EVENT  # here: graph.trace imports this module
 
     tracer = _tracer()
     started_at = min(_start(e) for e in events)

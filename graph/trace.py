@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graph import telemetry, trace_seal
+from graph.trace_events import RECORDING_EVENT
 from workers import redaction
 
 if TYPE_CHECKING:
@@ -102,13 +103,6 @@ class TraceWriter:
         if self._events is not None:
             events, self._events = self._events, None
             telemetry.export_run(self.thread_id, self.run_id, events, ended_at=time.time())
-
-
-RECORDING_EVENT = "recording"
-"""The event for one of the supervisor's own calls, kept for `muster replay`: a hub call
-(`tool`, `args`, `outcome`, `result`), or with `kind: "model"` a model call (the LLM
-planner's, the answer writer's) in a worker turn's format. A worker's calls are recorded on
-their `worker_step` events (`args`, `result`, `request`, `response`)."""
 
 
 def current_trace() -> TraceWriter | None:

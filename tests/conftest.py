@@ -253,7 +253,7 @@ def postgres_database() -> Any:  # yields the URL (a str)
 
     import psycopg
 
-    from checkpoints.postgres import one_line, redacted
+    from checkpoints.postgres_connect import one_line, redacted
 
     server = os.environ.get("MUSTER_TEST_PG") or DEFAULT_TEST_PG
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")

@@ -29,8 +29,9 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 
-from checkpoints.compression import ZlibCipher, compressed
+from checkpoints.compression import ZlibCipher
 from checkpoints.saver import strict_serializer
+from checkpoints.serde import compressed
 from checkpoints.threads import thread_config
 from graph.app.runtime import open_runtime, open_store, stream_run
 from graph.limits import RunLimits

@@ -1,6 +1,6 @@
 """The fleet: `muster worker` processes on Procrastinate, sharing one PostgreSQL database.
 
-The slow tests start real worker processes (`python -m graph.app.fleet worker`, each with its
+The slow tests start real worker processes (`python -m graph.app.cli worker`, each with its
 own stdio MCP servers) on the session's PostgreSQL database (`postgres_url`), queue tickets
 with `submit`, and kill or stop workers mid-ticket. They wait on events (a job in `doing`
 on the worker to kill, with a branch of its thread saved; every thread finished), never for
@@ -200,7 +200,7 @@ class Fleet:
         log = self.env.root / f"{name}.log"
         with log.open("w") as out:  # the child keeps its own copy of the descriptor
             proc = subprocess.Popen(
-                [sys.executable, "-m", "graph.app.fleet", "worker", "--name", name, *args],
+                [sys.executable, "-m", "graph.app.cli", "worker", "--name", name, *args],
                 cwd=PROJECT_ROOT,
                 env={**os.environ, **(env or {})},
                 stdout=out,
@@ -217,7 +217,7 @@ class Fleet:
     def fleet(self, *args: str) -> subprocess.CompletedProcess[str]:
         """A fleet command (or `approve`, through the queue) as a process of its own."""
         return subprocess.run(
-            [sys.executable, "-m", "graph.app.fleet", *args],
+            [sys.executable, "-m", "graph.app.cli", *args],
             capture_output=True,
             text=True,
             timeout=HANG_TIMEOUT_S,

@@ -91,7 +91,7 @@ def db_fleet(
 def fleet_command(*args: str) -> subprocess.Popen[str]:
     """A fleet command as a process of its own, started (`Fleet.fleet` waits for it)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "graph.app.fleet", *args],
+        [sys.executable, "-m", "graph.app.cli", *args],
         cwd=PROJECT_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -223,7 +223,7 @@ async def test_a_pool_hands_out_a_new_connection_for_one_the_database_ended(
     last word on it is seen, and the pool replaces it instead of handing it out dead."""
     from psycopg_pool import AsyncConnectionPool
 
-    from checkpoints.postgres import check_pooled
+    from checkpoints.postgres_connect import check_pooled
 
     pool: AsyncConnectionPool[psycopg.AsyncConnection[object]] = AsyncConnectionPool(
         fresh_database, min_size=1, max_size=1, open=False, kwargs={"autocommit": True},

@@ -33,13 +33,15 @@ import pytest
 from psycopg_pool import AsyncConnectionPool
 
 from checkpoints.lease import HOST, ThreadBusyError, ThreadLeaseLostError, hold_thread
-from checkpoints.postgres import SCHEMA_LOCK, PostgresStore, redacted
+from checkpoints.postgres import PostgresStore
 from checkpoints.postgres_audit import PostgresAuditLog
+from checkpoints.postgres_connect import redacted
 from checkpoints.postgres_lease import (
     PostgresThreadLeases,
     hold_postgres_thread,
     postgres_lease_holder,
 )
+from checkpoints.postgres_schema import SCHEMA_LOCK
 from checkpoints.store import SqliteStore, checkpoint_store, store_location
 from checkpoints.threads import status_of, thread_config, thread_ids
 from graph.app import fleet_queue

@@ -40,7 +40,8 @@ from graph.app.replay_record import (
 )
 from graph.app.runtime import open_runtime, stream_run
 from graph.planners.llm import LlmPlanner, planner_prompt
-from graph.trace import RECORDING_EVENT, read_trace, trace_path
+from graph.trace import read_trace, trace_path
+from graph.trace_events import RECORDING_EVENT
 from graph.trace_seal import opened
 from tests.conftest import MusterEnv
 from tests.fixtures.openai_server import RunningServer, serve_openai

@@ -52,6 +52,8 @@ STARTING = {
 }
 """The first line of each command that runs the graph, printed before its imports; `{name}`
 is filled from the command's arguments (a missing one is left empty)."""
+RESULT_LINES_ONLY = frozenset({"submit"})
+"""Commands whose stdout is their result alone (`announce` writes to stderr for them)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -211,7 +213,10 @@ def announce(args: argparse.Namespace) -> None:
     template = STARTING.get(args.command)
     if template is None:
         return
-    stream = sys.stderr if getattr(args, "json", False) is True else sys.stdout
+    # `muster submit` prints the thread ids it queued, one a line, for a script to read:
+    # its first line is no result, so it goes where --json sends it.
+    to_stderr = getattr(args, "json", False) is True or args.command in RESULT_LINES_ONLY
+    stream = sys.stderr if to_stderr else sys.stdout
     print(template.format_map(_Arguments(args)), file=stream, flush=True)
 
 

@@ -12,7 +12,6 @@ it only once a command runs, so `muster --help` stays instant.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
 import time
@@ -24,7 +23,7 @@ from typing import Any, Literal
 
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
-from langgraph.types import Command, Interrupt, StateSnapshot
+from langgraph.types import Command, StateSnapshot
 
 from checkpoints.store import Saver, checkpoint_store
 from checkpoints.threads import describe_threads, status_of, thread_config, thread_exists
@@ -32,6 +31,7 @@ from graph.app.fork import find_checkpoint, fork_thread_id, parse_edits, plan_fo
 from graph.app.hints import Carried, Raw
 from graph.app.history import checkpoint_entries, print_history
 from graph.app.options import ExitCode, MusterOptions
+from graph.app.pending import NothingPendingError, pending_answer
 from graph.app.render import Progress, print_result, print_thread, print_threads
 from graph.app.runtime import (
     Graph,
@@ -94,10 +94,6 @@ def emit_result(
 
 class UnknownThreadError(MusterError):
     """The store holds no thread by that id (`muster serve` answers 404)."""
-
-
-class NothingPendingError(MusterError):
-    """The thread waits for no such answer (`muster serve` answers 409)."""
 
 
 DecisionCheck = Literal["approver", "digest_format", "digest", "edit", "role", "decided"]
@@ -370,25 +366,6 @@ async def answer_command(
     snapshot = await graph.aget_state(thread_config(thread))
     target, resume = await pending_answer(snapshot, kind, value, thread=thread, where=where)
     return Command(resume={target.id: resume}), resume
-
-
-async def pending_answer(
-    snapshot: StateSnapshot, kind: str, value: Any, *, thread: str, where: str
-) -> tuple[Interrupt, Any]:
-    """The thread's first pending `kind` interrupt and the resume value for it: `value`, or
-    what `value(interrupt value)` returns (the approval checks). `where` ends the error for a
-    thread with nothing pending, saying where to look."""
-    pending = [
-        i for i in snapshot.interrupts if isinstance(i.value, dict) and i.value.get("kind") == kind
-    ]
-    if not pending:
-        raise NothingPendingError(
-            f"thread {thread} has no pending {kind} ({status_of(snapshot)}); {where}"
-        )
-    resume = value(pending[0].value) if callable(value) else value
-    if inspect.isawaitable(resume):
-        resume = await resume
-    return pending[0], resume
 
 
 async def cmd_approve(args: argparse.Namespace) -> int:

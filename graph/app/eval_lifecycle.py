@@ -6,7 +6,7 @@ action it expects Muster to propose, matched by tool and arguments, and the repl
 clarification questions, in order. The thread is driven as a user drives it: each pending
 interrupt is answered with LangGraph's `Command(resume={interrupt_id: value})`, the value
 built as `muster approve` / `muster approve --reject` / `muster clarify` build it
-(`graph.app.commands.pending_answer` picks the interrupt). A stop the case did not expect (an
+(`graph.app.pending.pending_answer` picks the interrupt). A stop the case did not expect (an
 approval nobody labelled, a question with no reply left) is a miss: an unlabelled action is
 rejected, so nothing unlabelled is ever written, and a question with no reply ends the drive.
 
@@ -379,7 +379,7 @@ async def drive_thread(
     runtime: MusterRuntime, thread_id: str, case: LifecycleCase, *, trace_dir: Path
 ) -> tuple[dict[str, Any], Drive]:
     """Run the case's request, then answer each stop as labelled until the thread ends."""
-    from graph.app.commands import pending_answer  # the CLI's own choice of interrupt
+    from graph.app.pending import pending_answer  # the CLI's own choice of interrupt
 
     drive = Drive()
     decisions = list(case.answers.approvals)

@@ -10,8 +10,9 @@ a thread run in-process with `muster run`, and every SQLite thread, is answered 
 exactly as before). `muster fleet` shows the workers, and each thread queued, running (on
 which worker), waiting for a human, done.
 
-`python -m graph.app.fleet worker|submit|fleet ...` runs these commands, and `approve` /
-`clarify` through the queue, with the CLI's own parser for the rest.
+The CLI (graph/app/cli.py) loads this module only for these commands, and
+graph/app/commands.py asks `answer_on_fleet` first when it answers an interrupt: the one way
+decisions take, whether a thread is the fleet's or not.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 from checkpoints.store import checkpoint_store, is_postgres_url, store_location
 from checkpoints.threads import describe_threads, thread_config, thread_exists
 from graph.app.batch_tickets import batch_thread_id, load_tickets
-from graph.app.fleet_flags import FLEET_COMMANDS, add_fleet_commands
+from graph.app.fleet_flags import FLEET_COMMANDS
 from graph.app.fleet_queue import (
     AlreadyQueued,
     FleetJob,
@@ -40,6 +41,7 @@ from graph.app.fleet_queue import (
     thread_on_fleet,
 )
 from graph.app.options import ExitCode, MusterOptions, check_ticket
+from graph.app.pending import pending_answer
 from graph.app.runtime import open_store
 from graph.trace import THREAD_ID
 from workers.errors import ConfigError, MusterError
@@ -217,7 +219,7 @@ async def cmd_fleet(args: argparse.Namespace) -> int:
 
 Decision = Any
 """What answers an interrupt: a value, or a callable of the pending interrupt's value that
-returns it (maybe awaitable), as `graph.app.commands._answer_interrupt` takes it."""
+returns it (maybe awaitable), as `graph.app.pending.pending_answer` takes it."""
 
 
 @dataclass(frozen=True)
@@ -264,8 +266,6 @@ async def queue_decision(
             if not await thread_exists(saver, thread_id):
                 raise MusterError(f"unknown thread {thread_id}; `muster threads` lists them")
             snapshot = await graph.aget_state(thread_config(thread_id))
-        from graph.app.commands import pending_answer  # the checks `approve` makes in-process
-
         target, resume = await pending_answer(
             snapshot, kind, value, thread=thread_id, where="`muster fleet` shows where it stands"
         )
@@ -300,38 +300,3 @@ COMMANDS: dict[str, FleetCommand] = {
 }
 """`muster worker`, `submit`, `fleet` (the names `add_fleet_commands` registers)."""
 assert set(COMMANDS) == set(FLEET_COMMANDS)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m graph.app.fleet`: the fleet's commands, and every other `muster` command
-    with `approve` / `clarify` going through the queue for a fleet thread (what
-    graph/app/commands.py does once it calls `answer_on_fleet`)."""
-    import asyncio
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if any(a in FLEET_COMMANDS for a in argv[:3]):
-        parser = argparse.ArgumentParser(prog="muster")
-        parser.add_argument("--db", default=None)
-        common = argparse.ArgumentParser(add_help=False)
-        common.add_argument("--db", default=argparse.SUPPRESS)
-        add_fleet_commands(parser.add_subparsers(dest="command", required=True), common)
-        args = parser.parse_args(argv)
-        try:
-            return asyncio.run(COMMANDS[args.command](args))
-        except MusterError as error:
-            print(f"muster: error: {error}", file=sys.stderr)
-            return ExitCode.BAD_INPUT
-    from graph.app import cli, commands
-
-    in_process = commands._answer_interrupt
-
-    async def fleet_first(args: argparse.Namespace, kind: str, value: Decision) -> int:
-        code = await answer_on_fleet(args, kind, value)
-        return await in_process(args, kind, value) if code is None else code
-
-    commands._answer_interrupt = fleet_first
-    return cli.main(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,7 +4,7 @@ Jobs live in the same database as the checkpoints, in Procrastinate's own tables
 (`procrastinate_jobs`, `procrastinate_workers`, ...), plus one small table of Muster's,
 `muster_fleet_workers`, that says which host and pid each Procrastinate worker id is.
 `ensure_fleet_schema` applies Procrastinate's schema on first use, under the advisory lock
-Muster takes to create its own tables (`checkpoints.postgres.schema_lock`), and only when
+Muster takes to create its own tables (`checkpoints.postgres_schema.schema_lock`), and only when
 `procrastinate_jobs` is not there yet: Procrastinate's `schema.sql` is not idempotent. A
 database set up by another Procrastinate version is used as it is (migrate it with
 `procrastinate schema --migrate`).
@@ -40,16 +40,10 @@ from procrastinate.retry import BaseRetryStrategy
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from checkpoints import postgres as _postgres
-from checkpoints.postgres import (
-    CheckpointStoreError,
-    MusterPool,
-    check_pooled,
-    connect,
-    one_line,
-    redacted,
-    schema_lock,
-)
+from checkpoints import postgres_connect as _postgres
+from checkpoints.postgres_connect import MusterPool, check_pooled, connect, one_line, redacted
+from checkpoints.postgres_schema import schema_lock
+from checkpoints.saver import CheckpointStoreError
 
 QUEUE = "muster"
 """The Procrastinate queue Muster's jobs go on."""

@@ -38,7 +38,7 @@ worker was only slow meets the thread's lease (`ThreadBusyError`) and, once that
 done, finds the thread done: the checkpoints keep it exactly once.
 
 A database blip (a restart, a failover, `pg_terminate_backend`). Every pool hands out only
-connections that pass `checkpoints.postgres.check_pooled` (a connection the server ended is
+connections that pass `checkpoints.postgres_connect.check_pooled` (a connection the server ended is
 replaced), the audit log reconnects, and the worker (`MusterWorker`, Procrastinate's
 `Worker` made to ride it out) keeps going where Procrastinate's would stop: a failed fetch
 is tried again with a backoff (`DB_BACKOFF_S`), the heartbeat and the listener for new jobs
@@ -113,7 +113,7 @@ DB_BACKOFF_S = (0.2, 1.0)
 """The first and the longest wait before trying the database again (doubled each time,
 with jitter): a fetch, a job's outcome, a job whose session ended. The ceiling bounds how
 long the queue stands still once the database answers again: at most this, plus
-`FETCH_POLL_S`, plus the pools' own reconnect wait (`checkpoints.postgres.MusterPool`, at
+`FETCH_POLL_S`, plus the pools' own reconnect wait (`checkpoints.postgres_connect.MusterPool`, at
 most 0.5 s). It was 3 s, and psycopg_pool's backoff was uncapped (1, 2, 4, 8 s...): after
 one manual outage the queue moved again 5.8 s after the database did; with an 8 s outage
 in tests/test_fleet_db.py, 7 s. A try is one cheap query, so trying every second while

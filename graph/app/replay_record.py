@@ -37,7 +37,8 @@ from pydantic import BaseModel
 
 from graph.planners import Planner
 from graph.planners.llm import LlmPlanner
-from graph.trace import RECORDING_EVENT, read_trace, structured_request
+from graph.trace import read_trace, structured_request
+from graph.trace_events import RECORDING_EVENT
 from graph.trace_seal import SEALED
 from workers.contracts import canonical_json
 from workers.hub import CallOutcome, ToolCallResult, ToolHub

@@ -20,7 +20,6 @@ from typing import Any
 from checkpoints.threads import status_of, thread_config, thread_exists
 from graph.app.commands import (
     FollowUpRefused,
-    NothingPendingError,
     UnknownThreadError,
     answer_command,
     approval_decision,
@@ -29,6 +28,7 @@ from graph.app.commands import (
 )
 from graph.app.control import write_cancellation
 from graph.app.options import check_ticket
+from graph.app.pending import NothingPendingError
 from graph.app.serve.accounts import Identity
 from graph.app.serve.auth import TOKENS_ENV
 from graph.app.serve.models import CancelIn, DecisionIn, MessageIn, ThreadAccepted, TicketIn

@@ -30,10 +30,10 @@ from graph.app import retention
 from graph.app.commands import (
     DecisionRefused,
     FollowUpRefused,
-    NothingPendingError,
     UnknownThreadError,
 )
 from graph.app.options import MusterOptions
+from graph.app.pending import NothingPendingError
 from graph.app.runtime import MusterRuntime, open_runtime, stopped_by
 from graph.app.serve import actions, inbox
 from graph.app.serve.accounts import Identity
