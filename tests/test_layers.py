@@ -14,7 +14,10 @@ servers, checkpoints) knows packs exist.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,3 +120,85 @@ def test_the_rules_catch_a_violation(tmp_path: Path) -> None:
     assert imports_of(bad) == {"graph.app.cli", "servers.orders"}
     assert under("graph.app.cli", ("graph.app",)) and under("servers", ("servers",))
     assert not under("graph.approval", ("graph.app",))  # a sibling, not inside the shell
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(path: Path, files: dict[str, Path]) -> set[str]:
+    """The modules a file imports, `from pkg import mod` naming `pkg.mod` where that is one."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                found.add(full if full in files else node.module)
+    return found
+
+
+def import_cycles(
+    packages: tuple[str, ...] = ("graph", "workers", "checkpoints", "servers"),
+) -> list[list[str]]:
+    """Groups of our modules that import each other, directly or round a loop (imports made
+    inside a function count: a lazy import is still a cycle); Tarjan's strongly connected
+    components of the import graph, each of more than one module."""
+    files = {
+        _module_name(path): path for package in packages for path in (ROOT / package).rglob("*.py")
+    }
+    edges: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets: set[str] = set()
+        for imported in _imported(path, files):
+            # `from graph.app import cli` names a module; `from graph.app.cli import main` too.
+            while imported and imported not in files:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name and not name.startswith(imported + "."):
+                targets.add(imported)
+        edges[name] = targets
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in edges[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_module_imports_itself_round_a_loop() -> None:
+    # A package's __init__ re-exporting its modules is not counted: importing the package
+    # imports them, not the other way round (the walk up to the parent stops at the package).
+    assert import_cycles() == []
+
+
+def test_the_cycle_check_finds_a_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("def f():\n    from pkg.b import g\n")
+    (tmp_path / "pkg" / "b.py").write_text("from pkg import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert import_cycles(("pkg",)) == [["pkg.a", "pkg.b"]]
