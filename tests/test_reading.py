@@ -212,6 +212,7 @@ def test_somebody_elses_order_is_not_the_customers_subject() -> None:
         ("ich ha under de Bstellnummer 12354 en Lutsprächer bstellt", ["12354"]),
         ("cade meu pedido??? 12333 ta atrasado faz semanas", ["12333"]),
         ("where are 12347 and 12399? no emails from you", ["12347", "12399"]),
+        ("la tarjeta de regalo que pedí (orden 12353) no llega", ["12353"]),
         ("12344 status?", ["12344"]),
         ("my account says 12345 points, is that right?", []),
     ],
@@ -232,6 +233,34 @@ def test_cancelling_one_order_and_keeping_another_cancels_only_the_first() -> No
 def test_thanks_for_a_fix_is_not_the_fix_asked_again() -> None:
     ticket = "Thanks for sorting out the double charge on 12333! Could you email me the invoice?"
     assert intents(ticket) == {"invoice"}
+
+
+def test_dialect_and_regional_wording_in_other_languages() -> None:
+    viennese = (
+        "Griaß Eana, mei Rucksack (Bestellung 12363) is no imma ned do. Kann mi bitte wer "
+        "anrufen? I bin in Wien, Zeitzone Europe/Vienna."
+    )
+    # Read as English it went out with no human, in a language the customer does not write.
+    assert detect_language(viennese) == "German"
+    assert {"late_delivery", "callback"} <= intents(viennese)
+    # Argentine Spanish: the money has not come back, no parcel is late.
+    found = intents(
+        "Devolví la mochila (pedido 12348) y todavía no veo la plata. ¿Cuándo me la reintegran?"
+    )
+    assert found == {"refund_request"}
+    # A demand for the money back is no complaint; reactivating a cancelled order keeps it.
+    assert "complaint" not in intents(
+        "Me cobraron dos veces el pedido 12345. Exijo que me devuelvan el cargo."
+    )
+    assert "keep_order" in intents(
+        "J'ai annulé la commande 12376 par erreur. Est-il possible de la réactiver ?"
+    )
+    # "in plaats van opzeggen" pauses a subscription; nothing was sent instead of something.
+    found = intents(
+        "Kan ik mijn abonnement een maandje pauzeren in plaats van het helemaal op te zeggen?"
+    )
+    assert found == {"subscription"}
+    assert understand("Oi gente, tudo bem? Vi duas cobranças no pedido 12366.").unaccounted == ()
 
 
 def test_a_salutation_is_no_time_zone() -> None:

@@ -374,7 +374,8 @@ INTENTS: tuple[Intent, ...] = (
             r"sendungsverfolgung",
             r"paket (?:ist )?(?:verloren|verschwunden)",
             r"no (?:ha |me ha |han )?(?:llegado|recibido)",
-            r"(?:aun|todavia) no",
+            # "todavía no veo la plata en la tarjeta": the money, not the parcel.
+            r"(?:aun|todavia) no(?! (?:\w+ ){0,2}(?:la plata|el dinero|mi dinero|el reembolso|el reintegro|la devolucion|el abono|respuesta))",
             r"retras",
             r"donde (?:esta|estan) (?:mi|el|mis)",
             r"seguimiento",
@@ -768,7 +769,7 @@ INTENTS: tuple[Intent, ...] = (
             r"(?:an)?statt (?:de[rsmn]|die|das|meine[rsmn]?) (?!erstatt|rueckerstatt|gutschein|geld|umtausch)",
             r"en (?:vez|lugar) del? (?!reembols|dinero|cambio|vale)",
             r"invece (?:del|della|dei|delle|dello) (?!rimbors|soldi|cambio|buono)",
-            r"in plaats van (?:de|het|mijn|een) (?!terugbetal|geld|ruil|tegoed)",
+            r"in plaats van (?:de|het|mijn|een) (?!terugbetal|geld|ruil|tegoed|(?:\w+ ){0,2}(?:op te zeggen|opzeggen|te annuleren|annuleren|stop te zetten|stopzetten|te pauzeren))",
             r"(?:em vez|no lugar) (?:do|da|dos|das) (?!reembols|dinheiro|troca|vale)",
             r"(?:got|received|sent|delivered|came with|contained)\b[^.?!]{0,40}\binstead(?! of (?:a |the |my )?(?:refund|replacement|credit|voucher))",
             r"verkeerde? (?:artikel|product|maat|kleur|pakket|bestelling|item|ding)",
@@ -1082,7 +1083,8 @@ INTENTS: tuple[Intent, ...] = (
             r"reclamacao",
             r"reclamac",
             r"queixa",
-            r"exijo",
+            # "Exijo que me devuelvan el cargo" demands the refund; a complaint demands a person.
+            r"exijo (?:hablar|un responsable|una explicacion|que me atienda|un supervisor|un encargado|una solucion ya)",
             r"responsavel",
             r"absurdo",
             r"vergonha",

@@ -27,7 +27,11 @@ WORDS: dict[str, frozenset[str]] = {
     "German": frozenset(
         "der die das ich mein meine ist und nicht ein eine fuer sie mit bitte bestellung habe "
         "wurde danke hallo auch noch schon aber wie wo was mir mich es ihr ihre wir haben bei "
-        "sehr zu von dem den".split()
+        "sehr zu von dem den kann bin obwohl dass weil wenn oder wird sind keine kein leider "
+        "heute gestern paket wann warum uhr unter bis nur nichts euch ihnen "
+        # Austrian, Bavarian and Swiss forms: "mei Rucksack is no imma ned do"
+        "mei ned net nix imma hob hab griass gruess servus gruezi grueezi isch ha nid nod "
+        "chunnt bstellig scho wieda".split()
     ),
     "Spanish": frozenset(
         "el la los las mi mis es y no un una para usted con pedido he sido gracias hola por "

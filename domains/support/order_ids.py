@@ -30,6 +30,7 @@ ORDER_WORDS: tuple[str, ...] = (
     r"bestellnr",
     r"bestelnummer",
     r"ordem",
+    r"orden(?:es)?",
     r"ordre",
     r"ord",
     # Abbreviations customers write: "cde 12348", "cmd 12350", "Best.-Nr. 12323".

@@ -136,7 +136,9 @@ COURTESY = re.compile(
     r"|hoi|goedemiddag|goedemorgen|beste.*|geachte.*|bedankt|dank ?u(?: wel)?"
     r"|ola|bom dia|boa (?:tarde|noite)|prezad[oa]s?.*|car[oa]s?.*|obrigad[oa]"
     # A greeting asked as a question ("Oi, tudo bem?", "ça va ?"): no request.
-    r"|(?:(?:oi|ola|hi|hey|hello|hola|ciao|salut|hallo|hoi|bonjour)\W+)?(?:tudo bem|tudo bom"
+    r"|(?:(?:oi|ola|hi|hey|hello|hola|ciao|salut|hallo|hoi|bonjour)\W+(?:(?:gente|pessoal"
+    r"|galera|team|guys|everyone|all|equipe|tutti|ragazzi|chicos|amigos|les gars|leute|jongens"
+    r"|allemaal)\W+)?)?(?:tudo bem|tudo bom"
     r"|how are you(?: doing)?|how'?s it going|que tal|como estas|come va|come state|ca va"
     r"|comment allez-vous|wie geht'?s(?: euch| ihnen)?|hoe gaat het(?: met jullie)?))\W*$"
 )
@@ -244,7 +246,8 @@ FOLLOW_UP_STEMS = tuple(
     gebeur pasa succed acontec arrang rechtgez corrig korrig corrett updat aktualis actualiz
     atualiz aggiorn bijgewerk nodig brauch necesit precis serv besoin need fix sort handl check
     pruef controll verific revis kijk nachsch nasch machen doen fazer hacer fare faire tun helf
-    help ajud ayud aiut""".split()
+    help ajud ayud aiut ersatz remplac replac reemplaz sostitu vervang substitu separat separad
+    separe apart""".split()
 )
 """Word beginnings of the verbs a follow-up asks with, in any of their forms: solved,
 processed, confirmed, how long it takes, whether it is possible, sent, happening, fixed."""

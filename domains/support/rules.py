@@ -121,7 +121,7 @@ GENERAL = (
     r"quantos dias",
     r"e possivel",
     r"da pra",
-    r"voces (?:fazem|aceitam|tem)",
+    r"voces (?:fazem|aceitam|tem|vendem)",
     r"se eu",
 )
 """What a general question sounds like ("Do you price match?", "How long does a refund take?")."""
@@ -152,7 +152,14 @@ HYPOTHETICAL = (
     r"ik twijfel (?:nog )?(?:of|om)",
     r"voordat ik (?:bestel|koop|iets bestel)",
     r"ainda nao (?:comprei|encomendei)",
-    r"(?:quero|queria) (?:oferecer|dar de presente)",
+    r"(?:quero|queria) (?:oferecer|dar de presente|dar (?:um|uma) de presente)",
+    r"(?:generic|generique|generica|generico|generisch)\w* "
+    r"(?:question|frage|pregunta|domanda|pergunta|vraag)",
+    r"(?:question|frage|pregunta|domanda|pergunta|vraag) "
+    r"(?:generic|generique|generica|generico|generisch)\w*",
+    r"(?:estoy|estaba) pensando en (?:comprar|pedir|encargar)",
+    r"sto pensando di (?:comprare|ordinare|acquistare)",
+    r"ik denk erover (?:na )?(?:om )?(?:\w+ ){0,3}te (?:kopen|bestellen)",
 )
 """What a question asked before buying, or said to be general, sounds like ("Simple question
 avant d'acheter", "thinking of getting an e-gift card", "Ne vorrei regalare una a mia

@@ -632,6 +632,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:for|about) (?:the|all the|my) (?:inconvenience|trouble)\b[^.?!]{0,20}\b(?:voucher|credit|discount|compensat|something)",
     ),
     "keep_order": (
+        # "reactivate / reinstate the order I cancelled by mistake"
+        r"(?:reactivate|re-activate|reinstate|restore|revive) (?:my |the |that |this )?(?:order|purchase|it)\b",
         r"(?:don'?t|do not|dont|dnt|pls don'?t|please don'?t|please do not|no need to|there'?s no need to|no longer need to|not want to|don'?t want to|do not want to|didn'?t mean to|did not mean to|didn'?t want to|never (?:asked|meant|wanted) (?:you )?to|no longer want to) cancel",
         r"(?:didn'?t|did not|never) (?:ask|request|want) (?:you |for it |for the order |for my order )?(?:to )?(?:be )?cancel",
         r"cancell?ed (?:it |my order |the order |this )?(?:by (?:mistake|accident)|accidentally|in error|without (?:my )?(?:permission|asking|consent|being asked))",

@@ -42,6 +42,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"cobro (?:dos|2) veces",
     ),
     "refund_request": (
+        # Argentine and Latin American: "¿Cuándo me la reintegran?", "todavía no veo la plata"
+        r"reintegr(?:an|en|o|ar|aran|aron|arme|en)\b",
+        r"(?:no veo|no me (?:llego|ha llegado)|no recibi) (?:la plata|el dinero|mi dinero|el reembolso|el reintegro)",
         # Spanish: give the charge back, read from the dev_f tickets (dev set, 2026-12-02)
         r"devolv\w* (?:el |la )?(?:cargo|cobro|importe|dinero)",
         # Spanish (Rioplatense): the money back, read from the dev_e tickets (dev set, 2026-12-02)
@@ -436,6 +439,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"regresarlo",
     ),
     "price_error": (
+        # "lo tenéis a 129 en la web. ¿Me devolvéis la diferencia?" (decision 13)
+        r"(?:devolv\w*|reembols\w*|reintegr\w*|abon\w*) (?:\w+ )?la diferencia",
+        r"(?:lo|la) (?:tienen|teneis|venden|vendeis|ponen|poneis) a \d",
         # French and Spanish: a lower price elsewhere, read from the dev_e tickets (dev set, 2026-12-02)
         r"(?:vous )?(?:pouvez|pourriez)[- ]vous aligner",
         r"s'aligner sur (?:le |leur |ce )?prix",
@@ -628,6 +634,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"nunca (?:mas|jamas) (?:compro|comprare|vuelvo a comprar)",
     ),
     "acknowledgement": (
+        # "Perfecto, ya me llegó el reembolso a la cuenta. ¡Muchas gracias!"
+        r"(?:ya )?me (?:ha )?llegado el (?:reembolso|dinero|reintegro)",
+        r"ya me llego (?:el reembolso|el dinero|la plata|el reintegro|el pedido|el paquete)",
+        r"(?:ya )?recibi el (?:reembolso|reintegro|dinero)",
         # French
         r"merci,? (?:c'est|c est) (?:regle|bon|parfait|resolu|arrive|ok|tout bon)",
         r"merci,? (?:tout est|bien recu|j'ai bien recu|j ai bien recu|le colis est arrive|la commande est arrivee|pour tout)",
@@ -705,6 +715,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:merezco|me merezco|espero) (?:algun tipo de |alguna )?(?:compensacion|descuento|detalle)",
     ),
     "keep_order": (
+        # "Est-il possible de la réactiver ? Je la veux finalement !"
+        r"(?:reactiver|reactivar|reactivez|reactivarla|reactivarlo|reactiver la commande)",
         # French
         r"ne (?:l'|l |la |le |les |me la |me le )?annulez (?:pas|surtout pas|plus)",
         r"n'annulez (?:pas|surtout pas|plus|rien)",

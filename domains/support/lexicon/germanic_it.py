@@ -243,6 +243,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"posso (?:ancora )?(?:annullare|cancellare|disdire)",
     ),
     "late_delivery": (
+        # Austrian: "is no imma ned do, obwoi's scho längst kumman hätt soin"
+        r"(?:is|ist) (?:no |noch )?(?:imma|immer) (?:ned|net|nicht) (?:do|da)\b",
+        r"(?:laengst|scho|schon) (?:\w+ ){0,2}(?:kumman|kommen|ankommen|do sein|da sein) (?:haett|haette|hatte|sollen|soin|soll)",
         # German: where the parcel is now ("wo mein Päckli mit der Bestellnr. 12331 steckt")
         r"wo (?:mein|meine|unser|unsere|das|die|der) (?:[\w.#]+ ){0,8}(?:steckt|bleibt|haengt|gerade ist|ist|sind)\b",
         # Italian: not seen yet
@@ -1308,6 +1311,12 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|buono|sconto|credito)",
     ),
     "keep_order": (
+        # reactivate a cancelled order: "reaktivieren", "riattivare", "heractiveren"
+        r"(?:reaktivier\w*|wieder aktivier\w*|riattivar\w*|riattiv\w*|heractiver\w*|opnieuw activer\w*)",
+        # "12364 hoeft trouwens niet geannuleerd te worden: die wil ik gewoon houden"
+        r"hoeft (?:\w+ ){0,2}niet (?:\w+ )?geannuleerd",
+        r"(?:muss|soll) (?:\w+ ){0,2}nicht (?:\w+ )?storniert (?:werden|sein)",
+        r"non (?:va|deve essere|e da) (?:\w+ )?annullat",
         # German: undo a cancellation, read from the h26 train tickets
         r"rueckgaengig (?:machen|gemacht)",
         r"(?:wollen|moechten|will|moechte) (?:wir|ich) (?:\w+ ){0,3}(?:noch|doch) haben",

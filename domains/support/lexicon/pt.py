@@ -357,6 +357,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"^\W*tudo (?:certo|ok|resolvido|em ordem)\b",
     ),
     "goodwill_credit": (
+        # "um cupom pelo transtorno"
+        r"(?:cupom|cupao|vale|desconto|credito|compensacao|indenizacao) (?:\w+ ){0,3}pel[oa] (?:transtorno|incomodo|chatice|atraso|problema|aborrecimento)",
         r"compensac",
         r"compensa(?:r|rem|rmos|rme)\b",
         r"compensem",
@@ -386,6 +388,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|compens|oferec)",
     ),
     "keep_order": (
+        # "reativar a encomenda"
+        r"reativ(?:ar|em|e|ado)\b",
         r"nao (?:cancelem|cancele|cancela|cancelar|quero mais cancelar|anulem|anule"
         r"|anular|precisa cancelar|precisam cancelar|e preciso cancelar"
         r"|e necessario cancelar|ha necessidade de cancelar|ha necessidade de anular)",
