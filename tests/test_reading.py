@@ -213,6 +213,8 @@ def test_somebody_elses_order_is_not_the_customers_subject() -> None:
         ("cade meu pedido??? 12333 ta atrasado faz semanas", ["12333"]),
         ("where are 12347 and 12399? no emails from you", ["12347", "12399"]),
         ("la tarjeta de regalo que pedí (orden 12353) no llega", ["12353"]),
+        ("Hätte gern den Tracking-Link.\n-- \nMax Weber\nKundennr. 12388", []),
+        ("please send order 12374 to 55 Elm St, Springfield, IL 62704.", ["12374"]),
         ("12344 status?", ["12344"]),
         ("my account says 12345 points, is that right?", []),
     ],
@@ -261,6 +263,32 @@ def test_dialect_and_regional_wording_in_other_languages() -> None:
     )
     assert found == {"subscription"}
     assert understand("Oi gente, tudo bem? Vi duas cobranças no pedido 12366.").unaccounted == ()
+
+
+def test_two_asks_for_two_orders_in_one_sentence_act_on_their_own_order() -> None:
+    # Cancelling one order and changing another's address in one sentence proposed cancelling
+    # both (dev_q): "and also" turns to a second ask.
+    ticket = (
+        "Bonjour, je voudrais annuler la commande 12364 et aussi changer l'adresse de livraison "
+        "de mon autre commande 12354. Merci"
+    )
+    per_order = intents_per_order(ticket, read_ticket(ticket))
+    assert per_order["12364"] == "cancellation" and "cancellation" not in per_order["12354"]
+    # The neighbour's order is not the subject; the customer's own case after "bei mir" is.
+    neighbour = (
+        "Mein Nachbar hat seine Bestellung 12351 ohne Probleme bekommen, bei mir dagegen: "
+        "Bestellung 12370, die Kaffeemühle kam mit abgebrochenem Deckel an."
+    )
+    assert intents(neighbour) == {"damaged_item"}
+
+
+def test_the_money_that_has_not_come_back_is_no_late_parcel() -> None:
+    for ticket in (
+        "returned the raincoat (12328) - where's my money gone? nothing has come back on my card.",
+        "Order 12376 was cancelled ten days ago and I STILL haven't seen the 54.50 come back.",
+    ):
+        assert "late_delivery" not in intents(ticket), ticket
+    assert "late_delivery" in intents("Order 12351: nothing has come yet, it's been 9 days.")
 
 
 def test_a_salutation_is_no_time_zone() -> None:

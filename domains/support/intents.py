@@ -112,7 +112,7 @@ INTENTS: tuple[Intent, ...] = (
             r"double (?:prelevement|debit|paiement|facturation)",
             r"(?:debite|preleve|facture|paye)\w* deux",
             r"deux prelevements",
-            r"doppelt(?! (?:bestellt|gekauft|geordert|aufgegeben))(?!(?: \w+){0,3} (?:im|in den) warenkorb)",  # ordered twice is no double charge
+            r"doppelt(?! nicht)(?! (?:bestellt|gekauft|geordert|aufgegeben))(?!(?: \w+){0,3} (?:im|in den) warenkorb)",  # ordered twice is no double charge
             r"zweimal (?:abgebucht|belastet|berechnet|bezahlt|eingezogen)",
             r"zwei (?:abbuchungen|belastungen|zahlungen)",
             r"(?:abgebucht|belastet|berechnet)[^.?!]{0,30}zweimal",
@@ -411,6 +411,12 @@ INTENTS: tuple[Intent, ...] = (
                     # Marked delivered, never there; due long ago.
                     r"(?:says|said|shows|showed|marked|showing|states) (?:as |it was |it'?s |it has been )?(?:been )?delivered",
                     r"(?:was|were) (?:due|expected|promised) (?:\w+ ){0,2}ago",
+                    # "site said 3-5 days and it's been 9 now"; tracking stopped updating.
+                    r"(?:it'?s|it has|its) been \d+ (?:days|weeks|business days)",
+                    r"(?:goes|gone|went|go|going) missing",
+                    r"(?:placed|ordered) it (?:ages|weeks|months|a long time) ago",
+                    r"(?:non si aggiorna|non viene aggiornato|nicht (?:mehr )?aktualisiert|ne bouge plus|no se actualiza|wordt niet (?:meer )?bijgewerkt|nao (?:se )?atualiza|hasn'?t updated|stopped updating|not been updated)",
+                    r"fermo da (?:giorni|settimane|\d+)",
                     r"still (?:not|no|nothing|haven'?t|waiting)",
                     r"hasn'?t",
                     r"hasnt",
@@ -516,6 +522,8 @@ INTENTS: tuple[Intent, ...] = (
                     r"(?:sent|posted|gone out) yet",
                     r"(?:update|updates|news) (?:on|about|regarding) (?:my|our|the)",
                     r"how (?:long|many days) (?:does|do|will|would|should|is)",
+                    r"left (?:your|the) (?:warehouse|depot|building)",
+                    r"(?:been )?(?:sent|shipped|dispatched|posted) (?:out |off )?yet",
                     # Asking for the tracking number or status, in each language.
                     r"tracking (?:number|code|link|id|no)",
                     r"sendungs(?:status|nummer|verfolgung)",
@@ -549,6 +557,11 @@ INTENTS: tuple[Intent, ...] = (
             r"|mein\w*|o|het|op|pelo|pela|al|mio|mia|ao|my|your|il mio|la mia|o meu|a minha)\s+){0,3}"
             r"(?:refund|reimbursement|money|rimborso|soldi|remboursement|argent|reembolso|dinero"
             r"|estorno|dinheiro|erstattung|rueckerstattung|gutschrift|geld|terugbetaling)",
+            # "nothing has come back on my card", "still no sign of the refund", "I still
+            # haven't seen the 54.50 come back": the money, not a parcel.
+            r" back\b",
+            r"(?: [\w']+){0,4} (?:of |on |for )?(?:the |my |your |a |any )?(?:refund|money"
+            r"|reimbursement|credit|cash|\$?\d+[.,]\d\d)\b",
         ),
     ),
     Intent(
@@ -742,6 +755,9 @@ INTENTS: tuple[Intent, ...] = (
             r"(?:password|passwort|palavra-passe|palavra passe|senha|mot de passe|contrasena"
             r"|wachtwoord|login|log-in|account|konto|conta|compte|cuenta|app|website|site|link"
             r"|code|codigo|coupon|cupao|cupom|gutschein|voucher|discount code) (?:\w+ ){0,2}$",
+            # "Apple Pay keeps failing at checkout - it throws error code 40521": the payment.
+            r"\b(?:apple pay|google pay|paypal|klarna|payment|checkout|check out|my card)\b"
+            r"[^.?!]{0,50}$",
         ),
     ),
     Intent(
@@ -840,7 +856,7 @@ INTENTS: tuple[Intent, ...] = (
             r"zuruecksend",
             r"zurueckschick",
             r"zurueckgeben",
-            r"zurueck\w*schick",
+            r"zurueck\w*schick(?!t\b)",  # "zurückgeschickt": sent back already, done
             r"zurueck\w*send",
             r"ruecksend",
             r"umtausch",

@@ -64,7 +64,8 @@ JOINED_ID = re.compile(
 )
 """An id joined to the one before it: "#12345 and 12350", "12345 + 12350", "12345, 12346"."""
 BARE_NUMBER = re.compile(
-    r"(?<![\w$€£+/.,:#-])(?<!\d )(?!0)(\d{5})"
+    # Not after a US state ("Springfield, IL 62704": a ZIP code).
+    r"(?<![\w$€£+/.,:#-])(?<!\d )(?<![A-Z][A-Z] )(?!0)(\d{5})"
     r"(?![\w%€$£]|[-/.,:]\d|\s?(?:€|eur\b|usd\b)|\s+[A-Z][a-zà-ÿ]{2,}|\s\d{2,}"
     r"|\s?(?:points?|punkte|pontos|punti|punten|pts)\b)"
 )
@@ -100,6 +101,7 @@ NOT_AN_ORDER = re.compile(
     r"\s+(?:(?:my|the|order|mijn|la|le|meiner|meine|die|den|o|a|el|il)\s+)*(?:#?\d{5}\b|$))"
     r"[^.\n]{0,25}$"
     r"|\b(?:account|card|tracking|konto|karte|compte|carte|cuenta|tarjeta|conto|carta"
+    r"|kunden|kunde|customer|client|cliente|member|membership|klant|mitglied\w*|kd"
     r"|rekening|kaart|conta|cartao|cartão)\b\s*(?:number|no\.?|nr\.?|n[°º]|id|#|nummer"
     r"|num[eé]ro|n[uú]mero|numero)?\s*[:#]?\s*$)",
     re.IGNORECASE,
@@ -120,6 +122,10 @@ INTRODUCED = re.compile(
 ("the camera (12372)") or a preposition ("check on 12345", "a refund for 12350")."""
 
 
+LABEL_BEFORE = re.compile(
+    r"\b(?:\w*nr|no|nummer|number|n[º°]|ref|tel|mob|fax)\.?\s*$", re.IGNORECASE
+)
+"""A label ending right before a sentence that is only a number: the number is its value."""
 ALONE = re.compile(
     r"^\W*(?:(?:it'?s|its|it is|this is|that'?s|ist|es ist|das ist|die|das|c'?est|es|el|la"
     r"|e|é|è|het is|is|number|nummer|numero|número|nr)\s+){0,3}#?(\d{5})\s*[.!]?\s*$",
@@ -132,7 +138,10 @@ order the ticket is about, said on its own."""
 def _bare_ids(text: str) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for sentence in _SENTENCE.finditer(text):
-        if alone := ALONE.match(sentence.group(0)):
+        before = text[max(0, sentence.start() - 30) : sentence.start()]
+        # "Kundennr. 12388": the sentence break is the abbreviation's dot, the label before it.
+        labelled = NOT_AN_ORDER.search(before + " ") or LABEL_BEFORE.search(before)
+        if (alone := ALONE.match(sentence.group(0))) and not labelled:
             found.append((sentence.start() + alone.start(1), alone.group(1)))
     for match in BARE_NUMBER.finditer(text):
         before = text[max(0, match.start() - 30) : match.start()]

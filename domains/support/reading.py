@@ -39,7 +39,14 @@ or before a digit ("$129.00", "no.12355") or after "no", "Nr." (also at a word's
 BUT = re.compile(
     # Not after Portuguese "não quero / nunca / já": there "mais" is "more", not "but".
     r"(?:,\s*|(?<!quero)(?<!queria)(?<!n[aã]o)(?<!nunca)(?<!j[aá])(?<!tem)\s+)"
-    r"(?=(?:but|mais|pero|ma|mas|however|though)\s)|(?:,|\s[-–—])\s*(?=(?:aber|maar)\s)",
+    r"(?=(?:but|mais|pero|ma|mas|however|though)\s)|(?:,|\s[-–—])\s*(?=(?:aber|maar)\s)"
+    # "annuler la commande 12364 et aussi changer l'adresse de 12354": two asks, two orders.
+    r"|\s+(?=(?:and also|et aussi|und auch|y tambien|y también|e anche|en ook|e tambem"
+    r"|e também)\s)"
+    # "Mein Nachbar hat ... bekommen, bei mir dagegen: ...": the customer's own case begins.
+    r"|[,;:]\s*(?=(?:bei mir|ich dagegen|whereas|while mine|mine however|moi par contre"
+    r"|par contre|en revanche|en cambio|a mi en cambio|invece|io invece|bij mij|ik daarentegen"
+    r"|ja eu|já eu|por outro lado)\b)",
     re.IGNORECASE,
 )
 """Where a clause turns ("…, but my own order…"): each side is read on its own. German
@@ -140,7 +147,13 @@ COURTESY = re.compile(
     r"|galera|team|guys|everyone|all|equipe|tutti|ragazzi|chicos|amigos|les gars|leute|jongens"
     r"|allemaal)\W+)?)?(?:tudo bem|tudo bom"
     r"|how are you(?: doing)?|how'?s it going|que tal|como estas|come va|come state|ca va"
-    r"|comment allez-vous|wie geht'?s(?: euch| ihnen)?|hoe gaat het(?: met jullie)?))\W*$"
+    r"|comment allez-vous|wie geht'?s(?: euch| ihnen)?|hoe gaat het(?: met jullie)?)"
+    # An offer of photos ("Envio fotografias se for preciso") or of a gift to come ("Je
+    # voudrais en offrir une"): context, no request.
+    r"|(?:\w+\s){0,4}(?:photos?|pictures?|fotos?|fotografias|bilder|immagini|afbeeldingen)"
+    r"(?:\s\w+){0,5}"
+    r"|(?:je voudrais|ich moechte|i'?d like to|quero|quiero|vorrei|ik wil) (?:en |eine?n? |one "
+    r"|uma? |una? |ne )?(?:offrir|schenken|verschenken|oferecer|regalar|regalare)\b.*)\W*$"
 )
 """A clause that is only a greeting, a thank-you or a plea for help: nothing to account for."""
 UNTOLD_PROBLEM = 0.7
@@ -223,6 +236,7 @@ FOLLOW_UP_MORE = frozenset(
     """chance find finding found already yet done processed process confirm confirmed through
     before after ships shipping sent send resend possible time long take takes taking last
     ever anyway meanwhile alright fine good right revert earliest needful kindly asap soonest
+    problem problema probleem probleme comigo conmigo
     deja encore toujours bien bon bonne cela ceci temps combien ca y a-t-il est-il peux-tu
     quoi faire rien chose quelque
     schon bereits noch immer mittlerweile inzwischen etwas nichts woran wieso weshalb wieviel
@@ -304,6 +318,8 @@ TRANSIT = re.compile(
     rf"\b{_PACKAGING}\b[^.!?;\n]{{0,40}}\b{_PACKAGING_HARM}"
     rf"|\b{_PACKAGING_HARM}\b[^.!?;\n]{{0,15}}\b{_PACKAGING}\b"
     r"|\barrived (?:\w+ )?(?:cracked|broken|smashed|dented|leaking|shattered|in pieces)\b"
+    r"|\b(?:kapot|beschadigd|gebroken|stuk) (?:\w+ )?aangekomen\b"
+    r"|\baangekomen (?:\w+ )?(?:kapot|beschadigd|stuk)\b"
     r"|\b(?:in transit|during (?:shipping|delivery|transit)|on arrival|(?:courier|driver)"
     r" (?:dropped|threw)|in the (?:van|post|mail|lorry|truck)|beim (?:transport|versand)"
     r"|bei (?:der )?ankunft|pendant le transport"

@@ -177,6 +177,8 @@ order id, asks about the shop in general ("Do gift cards expire?")."""
 
 CONDITIONAL = (
     r"if (?:i|we) (?:ever )?(?:find|see|spot|buy|order|purchase)",
+    r"if (?:something|anything|an item|a parcel|an order|a product)\b[^.?!]{0,30}"
+    r"\b(?:turns up|arrives|comes|is|gets|goes)",
     r"si (?:je|on) (?:trouve|vois|commande|achete)",
     r"wenn (?:ich|man) (?:\w+ ){0,3}(?:finde|findet|sehe|bestelle|bestellt|kaufe|kauft)",
     r"si (?:encuentro|veo|compro|pido)",

@@ -28,6 +28,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"charged (?:for )?(?:both|two) (?:times|orders?) (?:when|even though|although|though) (?:i )?(?:only )?(?:placed|made|ordered) (?:one|1)",
     ),
     "refund_request": (
+        # "Does the balance go back onto the gift card, and when?"
+        r"(?:balance|money|amount|credit) (?:go|goes|going|gone|come|comes) back (?:onto|on|to|into)",
         r"refund(?!ed\b)",
         r"(?:refnd|refound|refunt|refudn|refundd|rufund|reufnd|refumd|refun\b|refuned|rfund|reefund|refunf|refundo)",
         r"(?:be|get|getting|being|gets) refunded",
@@ -90,6 +92,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:order|it|this) (?:should|needs to|has to|must) be (?:stopped|cancell?ed|voided)",
     ),
     "late_delivery": (
+        # Status asked without "where": "Status? Has it left your warehouse yet?", "has order 12321 been sent out yet?", "a parcel goes missing in the post"
+        r"(?:has|have|is) (?:it|they|my order|the order|my parcel|the parcel|order(?: #?\d{5})?) (?:\w+ )?(?:left|gone out of) (?:your|the) (?:warehouse|depot)",
+        r"(?:has|have|is) (?:my |the )?(?:order|parcel|package)(?: #?\d{5})? (?:been |got )?(?:sent|shipped|dispatched|posted)(?: out| off)?\b",
+        r"(?:parcel|package|order|delivery|item) (?:goes|went|has gone|gone|go|going) missing",
         # Status asked with ids alone or in Indian English: "where 12321 and 12341 are at", "12344 status?", "update me regarding my order"
         r"where (?:\w+ ){0,2}#?\d{5}(?:\s*(?:and|&|\+|,)\s*#?\d{5})* (?:is|are)\b",
         r"where (?:are|is) #?\d{5}",
@@ -253,6 +259,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:broke|broken|damaged|smashed|cracked) (?:by|during|in) (?:the )?(?:courier|delivery|transit|post|shipping)",
     ),
     "defective_item": (
+        # Non-native English: "it is not make any sound, I think something inside is broken"
+        r"(?:not|no|doesn'?t|don'?t|won'?t) (?:make|making|makes|give|giving|gives|produce|produces) (?:any )?(?:sound|noise|picture|light|heat|music)",
+        r"something (?:inside )?(?:is|seems|must be) (?:broken|wrong) inside|something inside (?:is|seems|must be) broken",
         # English: symptoms of a fault, read from the h26 train tickets
         r"(?:screen|display) (?:just )?(?:stays|stayed|is|goes|went) (?:black|blank|dark)",
         r"keeps (?:turning|switching|shutting|cutting) (?:itself )?(?:off|out)",
@@ -660,6 +669,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"keep the order (?:active|open|going)",
     ),
     "missing_item": (
+        # "where is the other one / the second one?"
+        r"where(?:'s| is) the (?:other|second|rest|remaining) (?:one|item|piece|part|half)\b",
         r"only (?:one|1|two|2|three|3|half) (?:\w+ ){0,2}in (?:it|the box|the parcel|the package|there)\b",
         r"(?:there'?s|there is|there was|found|got) only (?:one|1|two|2|three|3) (?:\w+ ){0,2}(?:in|inside)\b",
         r"missing (?:an? |one |the |some |two |three |\d |my |all the |its |their )?(?:item|items|part|parts|piece|pieces|component|components|accessory|accessories|cable|charger|lead|plug|adapter|remote|battery|batteries|screws?|bolts?|nuts|lid|manual|instructions|bits|product|products|book|shoe|sock|bag|attachment|attachments|leg|legs|hardware|fixings|stand|base|strap|case|cover|controller|headphones|earbuds?|bottle|box of|half|other half)\b",
@@ -693,6 +704,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:ordered|bought|paid for) (?:\d|two|three|four|five|six) (?:\w+ ){0,2}(?:and|but) (?:only )?(?:got|received|recieved)(?: only)? (?:\d|one|two|three|four)",
     ),
     "address_change": (
+        # "Is it possible to send order 12374 to my new place instead?"
+        r"(?:send|deliver|ship|redirect) (?:it|order(?: #?\d{5})?|my order|the order|the parcel) to (?:my|a|the) (?:new|other|different|work|office) (?:place|address|flat|house|home)",
         # "I put my old flat's address on order 12374"
         r"(?:put|entered|used|gave|typed|left) (?:in )?(?:my |the |an )?(?:old|wrong|previous|incorrect|former|outdated)(?: \w+'?s?)? address",
         r"(?:delivery |shipping |postal )?address (?:on|of|for) (?:the |my |our |this )?(?:order|parcel|package|delivery)(?: #?\d+)? (?:be |get |to be |being )?(?:changed|updated|corrected|amended)",

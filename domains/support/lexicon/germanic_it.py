@@ -243,6 +243,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"posso (?:ancora )?(?:annullare|cancellare|disdire)",
     ),
     "late_delivery": (
+        # "hängt seit Tagen beim Versand fest", "wann wird meine Bestellung geliefert?"
+        r"(?:haengt|steckt|liegt) (?:\w+ ){0,5}fest\b",
+        r"wann (?:wird|kommt|kommen|werden) (?:\w+ ){0,4}(?:geliefert|zugestellt|ankommen|versendet|verschickt)",
         # Austrian: "is no imma ned do, obwoi's scho längst kumman hätt soin"
         r"(?:is|ist) (?:no |noch )?(?:imma|immer) (?:ned|net|nicht) (?:do|da)\b",
         r"(?:laengst|scho|schon) (?:\w+ ){0,2}(?:kumman|kommen|ankommen|do sein|da sein) (?:haett|haette|hatte|sollen|soin|soll)",
@@ -401,6 +404,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"ancora (?:niente|nulla) (?:del|dal|di|sul) (?:pacco|ordine|corriere|spedizione)",
     ),
     "damaged_item": (
+        # "die Kaffeemühle kam mit abgebrochenem Deckel an"
+        r"(?:kam|kamen|ist|sind|war|waren) (?:\w+ ){0,3}mit (?:\w+ )?(?:abgebrochen\w*|zerbrochen\w*|gebrochen\w*|kaputt\w*|beschaedigt\w*|gerissen\w*|eingedrueckt\w*|verbogen\w*|zerkratzt\w*) (?:\w+ ){0,2}an\b",
         # German: soaked or cracked on arrival, read from the dev_e tickets (dev set, 2026-12-02)
         r"(?:hat|hatte) (?:einen|an) (?:sprung|riss|knick|delle)",
         r"(?:durchgeweicht|aufgeweicht|klatschnass|voellig nass|zerdrueckt|eingedrueckt)",
@@ -1385,6 +1390,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"spedite(?:lo|la|meli|mela)? (?:\w+ )?(?:comunque|lo stesso)",
     ),
     "missing_item": (
+        # Dutch: "In mijn pakket zat maar één plaid, terwijl ik er twee had besteld. Waar is de tweede?"
+        r"zat(?:en)? (?:er )?(?:maar|slechts|alleen) (?:een|1|de helft)\b",
+        r"waar (?:is|zijn) (?:de|het) (?:tweede|andere|rest)\b",
+        r"war(?:en)? (?:nur|lediglich) (?:ein|eine|einer|1|die haelfte)\b[^.?!]{0,40}(?:bestellt|drin|im paket)",
         # Dutch: it was not in the box, read from the dev_f tickets (dev set, 2026-12-02)
         r"zat(?:en)? er niet bij",
         # German: only part of it in the box, read from the dev_d tickets (dev set, 2026-12-02)
