@@ -88,6 +88,7 @@ PHASES: list[tuple[str, tuple[str, ...]]] = [
         "planning",
         (
             "@graph/plan.py",
+            "@graph/plan_validation.py",
             "@graph/planners/",
             "@graph/facts.py",
             "@domains/support/order_record.py",
@@ -126,6 +127,7 @@ PHASES: list[tuple[str, tuple[str, ...]]] = [
         "synthesis",
         (
             "@graph/synthesize.py",
+            "@graph/degradation.py",
             "@domains/support/answer.py",
             "@domains/support/resolve.py",
             "@domains/support/facts_read.py",

@@ -21,7 +21,7 @@ from langgraph.types import Send
 
 from graph.dispatch import send_packets
 from graph.limits import limit_hit
-from graph.recover import fallbacks_due
+from graph.recovery_steps import fallbacks_due
 from graph.services import Services, passed_services, services_for
 from graph.state import MusterState, ready_packets, unrecovered_failures
 

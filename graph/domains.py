@@ -18,7 +18,7 @@ domain (principle 13). `domain.json` names the pack's parts:
   earlier)` (a follow-up message's packets, `earlier` the thread's `graph.state.Contact`s;
   without it the message is planned by `plan`), `read_request(request) ->
   TicketReading`, `INTENTS` (every intent its reading can produce), `compose_answer(state) ->
-  Answer`, `render_answer(answer, state)`, `ANSWER_LABELS` (a `graph.synthesize.AnswerLabels`:
+  Answer`, `render_answer(answer, state)`, `ANSWER_LABELS` (a `graph.answer_render.AnswerLabels`:
   its wording in the plain layout, for a pack without a layout of its own), `PROPOSAL_RULES`
   (`{tool: (check, suggest)}` or `workers.proposals.ProposalRules`, registered with
   `workers.proposals`), `FALLBACKS`

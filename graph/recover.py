@@ -14,7 +14,8 @@ typed fields: `recover` chooses a strategy from each failure's reason:
 | refused, loop                       | escalate with a hand-off summary                      |
 | ambiguous                           | ask the human (`interrupt()`), then re-dispatch       |
 
-Every step is a `RecoveryRecord` in state; the answer lists them.
+Every step is a `RecoveryRecord` in state; the answer lists them. The steps themselves are
+built in `graph/recovery_steps.py`, the handoff budget below is kept in `graph/recovery_budget.py`.
 
 **A failing backend is never retried here.** Retries happen at one layer (graph/retries.py):
 a worker that spent its steps on a server that kept failing reports that server's failure
@@ -44,292 +45,30 @@ supersteps whatever its servers do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from graph.domains import pack_of
-from graph.fallbacks import FALLBACKS
 from graph.limits import RunLimits
+from graph.recovery_budget import HandoffBudget, askable, in_order
+from graph.recovery_steps import (
+    FALLBACK_REASONS,
+    MODEL_FAILURES,
+    clarified,
+    escalation_packet,
+    failed_servers,
+    fallback_step,
+    fallbacks_due,
+    reassign_step,
+    retry_step,
+    step_record,
+)
 from graph.services import Services, services_for
-from graph.state import ESCALATION_WORKER, MusterState, root_packet, unrecovered_failures
-from workers.contracts import (
-    FailureReason,
-    Finding,
-    Handoff,
-    RecoveryRecord,
-    Report,
-    Strategy,
-)
-from workers.hub import COUNTED_FAILURES
+from graph.state import MusterState, root_packet, unrecovered_failures
+from workers.contracts import RecoveryRecord, Report
 from workers.roster import Roster
-
-
-def _record(
-    report: Report, strategy: Strategy, detail: str, reason: FailureReason | None = None
-) -> RecoveryRecord:
-    """The record of one recovery step taken for `report`."""
-    return RecoveryRecord(
-        packet_id=report.packet_id,
-        worker=report.worker,
-        attempt=report.attempt,
-        reason=reason or report.reason or "tool_error",
-        strategy=strategy,
-        detail=detail,
-    )
-
-
-@dataclass
-class HandoffBudget:
-    """What is left of the handoff budget while one `recover` step spends it (the count so
-    far is the state's `handoffs`; `spent` is this step's increments, its write)."""
-
-    used: dict[str, int]
-    per_packet: int
-    per_run: int
-    spent: dict[str, int] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, state: MusterState, limits: RunLimits) -> HandoffBudget:
-        return cls(
-            used=dict(state.get("handoffs") or {}),
-            per_packet=limits.max_packet_recoveries,
-            per_run=limits.max_recoveries,
-        )
-
-    def refusal(self, packet_id: str) -> str | None:
-        """Why no more new work may start for `packet_id`, in words, or None."""
-        root = root_packet(packet_id)
-        if (used := self.used.get(root, 0)) >= self.per_packet:
-            return f"{used} of {self.per_packet} recovery steps for packet {root}"
-        if (total := sum(self.used.values())) >= self.per_run:
-            return f"{total} of {self.per_run} recovery steps for the run"
-        return None
-
-    def take(self, packet_id: str) -> bool:
-        """Spend one unit for `packet_id` if the budget allows it."""
-        if self.refusal(packet_id) is not None:
-            return False
-        root = root_packet(packet_id)
-        self.used[root] = self.used.get(root, 0) + 1
-        self.spent[root] = self.spent.get(root, 0) + 1
-        return True
-
-
-def _in_order(failures: list[Report]) -> list[Report]:
-    """Failures in the order recovery spends the budget on them: ambiguous ones first (a
-    human is asked before anything else spends what their answer needs), then as reported."""
-    return sorted(failures, key=lambda r: r.reason != "ambiguous")
-
-
-def askable(state: MusterState, limits: RunLimits) -> list[Report]:
-    """Ambiguous failures the budget lets recovery ask a human about (the rest are given up):
-    the same spending, in the same order, as `plan_recovery`'s."""
-    budget = HandoffBudget.of(state, limits)
-    return [
-        report
-        for report in _in_order(unrecovered_failures(state))
-        if report.reason == "ambiguous" and budget.take(report.packet_id)
-    ]
-
-
-def _retry(report: Report, packet: Handoff) -> tuple[RecoveryRecord, Handoff]:
-    budget = packet.max_steps * 2 if report.reason == "budget" else packet.max_steps
-    retry = packet.model_copy(update={"attempt": packet.attempt + 1, "max_steps": budget})
-    record = _record(
-        report,
-        "retry",
-        reason=report.reason or "budget",
-        detail=(
-            f"retried {report.worker} once with double the budget ({retry.max_steps} steps)"
-            if report.reason == "budget"
-            else f"retried {report.worker} once after it {report.reason}"
-        ),
-    )
-    return record, retry
-
-
-MODEL_FAILURES = (
-    "model_timeout",
-    "model_refused",
-    "provider_auth",
-    "provider_quota",
-    "unknown_model",
-    "provider_unreachable",
-)
-"""A failed model call (`workers.model_errors`): a cached fallback costs no model, but every
-other worker would call the same model, so these are never reassigned."""
-FALLBACK_REASONS = (
-    "budget",
-    "tool_error",
-    "unavailable",
-    "crashed",
-    "timeout",
-    "no_tool_call",
-    "unknown_tool",
-    "bad_arguments",
-    *MODEL_FAILURES,
-)
-"""Failures a cached fallback may stand in for (the table above)."""
-
-
-def fallbacks_due(state: MusterState) -> list[Report]:
-    """Unrecovered failures a cached fallback can replace (it has an entry for the packet)."""
-    by_key = {(p.id, p.attempt): p for p in state.get("packets") or []}
-    due = []
-    for report in unrecovered_failures(state):
-        packet = by_key.get((report.packet_id, report.attempt))
-        snapshot = FALLBACKS.get(report.worker)
-        if packet is None or snapshot is None or report.reason not in FALLBACK_REASONS:
-            continue
-        if snapshot.lookup(packet.inputs) is not None:
-            due.append(report)
-    return due
-
-
-def _fallback(report: Report, packet: Handoff, why: str) -> tuple[RecoveryRecord, Report] | None:
-    snapshot = FALLBACKS.get(report.worker)
-    text = snapshot.lookup(packet.inputs) if snapshot else None
-    if snapshot is None or text is None:
-        return None
-    substitute = Report(
-        packet_id=report.packet_id,
-        worker=report.worker,
-        objective=report.objective,
-        status="ok",
-        fallback=True,
-        attempt=report.attempt,
-        findings=[
-            Finding(
-                id="F1",
-                tool=f"cache.{report.worker}",
-                call_id="fallback",
-                args=dict(packet.inputs),
-                observation=text,
-                source="fallback",
-            )
-        ],
-        note=f"FALLBACK: {snapshot.name} taken on {snapshot.taken_on}: {text}",
-    )
-    record = _record(
-        report,
-        "fallback",
-        detail=f"{report.worker} failed ({why}); replaced by the {snapshot.name} "
-        f"taken on {snapshot.taken_on}",
-    )
-    return record, substitute
-
-
-def _server(entry: str) -> str:
-    """The server of a qualified tool name or allowlist entry (`policy.check_policy`,
-    `policy.`): its first segment."""
-    return entry.split(".", 1)[0]
-
-
-def failed_servers(report: Report, packet: Handoff) -> set[str]:
-    """The servers `report` failed on, from its typed fields: those of its tool calls that
-    ended tool_error, timeout or unavailable and never ok; for a run that made no call and
-    failed `unavailable` or `timeout` (skipped on an open circuit, a server down before its
-    first turn), every server its packet allowed."""
-    outcomes: dict[str, set[str]] = {}
-    for call in report.tool_calls:
-        outcomes.setdefault(_server(call.tool), set()).add(call.outcome)
-    failed = {s for s, seen in outcomes.items() if seen and seen <= COUNTED_FAILURES}
-    if not report.tool_calls and report.reason in ("unavailable", "timeout"):
-        failed |= {_server(entry) for entry in packet.tool_allow}
-    return failed
-
-
-def _reassign(
-    report: Report,
-    packet: Handoff,
-    roster: Roster,
-    why: str,
-    tried: set[str],
-    avoid: set[str],
-) -> tuple[RecoveryRecord, Handoff] | None:
-    """A packet for another worker with the failed one's capability, one that has not failed
-    this planned packet yet (`tried`) and reaches none of the servers it failed on (`avoid`:
-    a stand-in on the same failing server would be a retry of that server, and retries
-    happen at one layer, graph/retries.py), or None."""
-    failed = roster.get(report.worker)
-    if failed is None or not failed.capabilities:
-        return None
-    capability = failed.capabilities[0]
-    for spec in roster.workers.values():
-        if (
-            spec.name in (report.worker, ESCALATION_WORKER)
-            or spec.name in tried
-            or capability not in spec.capabilities
-            or {_server(entry) for entry in spec.privileges} & avoid
-        ):
-            continue
-        inputs = {**packet.inputs, "query": " ".join(packet.inputs.values())}
-        stand_in = Handoff(
-            id=f"{packet.id}-via-{spec.name}",
-            recipient=spec.name,
-            objective=packet.objective,
-            inputs=inputs,
-            tool_allow=spec.privileges,
-            max_steps=spec.max_steps,
-            timeout_s=packet.timeout_s,
-        )
-        record = _record(
-            report,
-            "reassign",
-            detail=f"{report.worker} failed ({why}); reassigned to {spec.name} "
-            f"(packet {stand_in.id})",
-        )
-        return record, stand_in
-    return None
-
-
-def escalation_packet(report: Report, packet: Handoff, roster: Roster) -> Handoff | None:
-    """A hand-off packet for the escalation worker describing a failure, if one exists."""
-    spec = roster.get(ESCALATION_WORKER)
-    if spec is None or report.worker == ESCALATION_WORKER:
-        return None
-    return Handoff(
-        id=f"{packet.id}-escalated",
-        recipient=ESCALATION_WORKER,
-        objective=f"Write a hand-off so a human can finish: {packet.objective}",
-        inputs={
-            **packet.inputs,
-            "failed_worker": report.worker,
-            "failure": f"{report.reason}: {report.note[:300]}",
-            # A warm hand-off: what was already tried and found, so nobody starts over.
-            "tried": "; ".join(
-                f"{c.tool}({', '.join(f'{k}={v}' for k, v in c.args.items())}) -> {c.outcome}"
-                for c in report.tool_calls
-            )[:600]
-            or "nothing",
-            "found": "; ".join(f"{f.tool}: {f.observation[:160]}" for f in report.findings)[:600]
-            or "nothing",
-        },
-        tool_allow=(),
-        max_steps=spec.max_steps,
-        timeout_s=packet.timeout_s,
-    )
-
-
-def clarified(packet: Handoff, answer: Any, *, roster: Roster) -> Handoff:
-    """The packet again, with the human's answer and the facts read from it in its inputs:
-    the first subject id the roster's pack reads in a text answer fills its subject input
-    (support: an order id, `order_id`)."""
-    inputs = dict(packet.inputs)
-    if isinstance(answer, dict):
-        inputs.update({str(k): str(v) for k, v in answer.items()})
-    else:
-        text = str(answer)
-        inputs["clarification"] = text
-        pack = pack_of(roster)
-        key = pack.subject_input
-        subject_ids = pack.subject_ids(text) if key is not None else ()
-        if key is not None and subject_ids:
-            inputs[key] = subject_ids[0]
-    return packet.model_copy(update={"inputs": inputs, "attempt": packet.attempt + 1})
 
 
 def plan_recovery(
@@ -349,7 +88,7 @@ def plan_recovery(
     records: list[RecoveryRecord] = []
     substitutes: list[Report] = []
     stopped = bool(state.get("stop_reason"))
-    for report in fallbacks_due(state) if stopped else _in_order(unrecovered_failures(state)):
+    for report in fallbacks_due(state) if stopped else in_order(unrecovered_failures(state)):
         packet = by_key.get((report.packet_id, report.attempt))
         if packet is None:
             continue
@@ -367,7 +106,7 @@ def plan_recovery(
             budget.take(report.packet_id)  # `askable` let it ask: the budget allowed it
             packets.append(clarified(packet, answer, roster=roster))
             records.append(
-                _record(
+                step_record(
                     report,
                     "clarify",
                     reason="ambiguous",
@@ -380,13 +119,13 @@ def plan_recovery(
             refused = budget.refusal(report.packet_id)
         if reason in ("budget", "crashed") and packet.attempt == 1 and not stopped:
             if budget.take(report.packet_id):
-                record, retry = _retry(report, packet)
+                record, retry = retry_step(report, packet)
                 records.append(record)
                 packets.append(retry)
                 continue
             refused = budget.refusal(report.packet_id)
         if reason in FALLBACK_REASONS:
-            fallback = _fallback(report, packet, why)
+            fallback = fallback_step(report, packet, why)
             if fallback is not None:
                 records.append(fallback[0])
                 substitutes.append(fallback[1])
@@ -403,7 +142,7 @@ def plan_recovery(
                     if (p := by_key.get((r.packet_id, r.attempt))) is not None
                     for server in failed_servers(r, p)
                 }
-                reassigned = _reassign(report, packet, roster, why, tried, avoid)
+                reassigned = reassign_step(report, packet, roster, why, tried, avoid)
                 if reassigned is not None:
                     refused = budget.refusal(report.packet_id)
                     if budget.take(report.packet_id):
@@ -415,7 +154,7 @@ def plan_recovery(
             f"; the recovery budget is spent ({refused}), so it was given up" if refused else ""
         )
         records.append(
-            _record(
+            step_record(
                 report,
                 "escalate",
                 detail=(

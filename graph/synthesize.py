@@ -7,125 +7,30 @@ approval-gated action, an instruction, or an open point); a reply to send; open 
 and the evidence, readable. The domain pack whose reading produced the intents writes them
 (`compose_answer` in its plug-in: support's ticket answer in `domains/support/answer.py`,
 incidents' triage); a pack without one gets `plain_answer`. Every domain starts from the
-same account of the run (`assess`): the answer is degraded whenever a fallback, a failure, a
-run limit or an unverified claim went into it, and each of those becomes a line in
-`degraded_reasons` and in the text. An answer is `complete` only when every intent has a
-resolution (principle 10).
+same account of the run (`assess`, in `graph/degradation.py`): the answer is degraded
+whenever a fallback, a failure, a run limit or an unverified claim went into it, and each of
+those becomes a line in `degraded_reasons` and in the text. An answer is `complete` only
+when every intent has a resolution (principle 10). The text's layout is
+`graph/answer_render.py`'s, the evidence lines `graph/answer_evidence.py`'s.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from graph.abstain import abstain, review
+from graph.answer_evidence import effect_lines, evidence_lines
+from graph.answer_render import AnswerLabels, action_line, args_text, render_text
 from graph.answer_writer import write_with_model
+from graph.degradation import assess
 from graph.domains import pack_for_intents, pack_for_state
-from graph.facts import SHARED_CALL_PREFIX
 from graph.services import Services, services_for
-from graph.state import (
-    ESCALATION_WORKER,
-    MusterState,
-    current_reports,
-    latest_actions,
-    pending_packets,
-    turn_of,
-)
+from graph.state import ESCALATION_WORKER, MusterState, current_reports, latest_actions, turn_of
 from graph.supervisor_spend import counting
-from workers.contracts import (
-    ActionRecord,
-    Answer,
-    AnswerStatus,
-    Claim,
-    Finding,
-    Handoff,
-    ProposedAction,
-    Report,
-    ResolutionStep,
-)
+from workers.contracts import ActionRecord, Answer, Claim, ProposedAction, Report, ResolutionStep
 from workers.models import writes_prose
-
-
-def summarize_text(text: str, *, limit: int = 320) -> str:
-    """A one-line summary of a tool result: scalar fields of a JSON object, result titles
-    of a search, or the text itself."""
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError:
-        data = None
-    if isinstance(data, dict):
-        results = data.get("results")
-        if isinstance(results, list) and results:
-            items = [
-                f'{r.get("id", "?")} "{r.get("title", "")}"'
-                for r in results[:3]
-                if isinstance(r, dict)
-            ]
-            summary = "; ".join(items)
-        else:
-            scalars = [
-                f"{k}={v}" for k, v in data.items() if isinstance(v, str | int | float | bool)
-            ]
-            summary = ", ".join(scalars)
-    else:
-        summary = " ".join(text.split())
-    return summary if len(summary) <= limit else summary[: limit - 1] + "…"
-
-
-def _args(args: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in args.items())
-
-
-def action_line(action: ActionRecord) -> str:
-    """One line per action record: who proposed it, who decided, what came of it."""
-    head = f"- {action.tool}({_args(action.args)}) proposed by {action.proposed_by}: "
-    if action.status == "held":
-        return head + f"HELD: {action.result}"
-    if action.status == "rejected":
-        return (
-            head + f"REJECTED by {action.decided_by}" + (f" ({action.note})" if action.note else "")
-        )
-    if action.status == "executed":
-        return head + f"approved by {action.decided_by}, EXECUTED: {summarize_text(action.result)}"
-    return head + f"approved by {action.decided_by}, {action.status.upper()}: {action.result[:200]}"
-
-
-def _missing_tools(report: Report) -> str | None:
-    """Tools of an ok report whose every call failed at the backend, if any."""
-    backend_failures = ("tool_error", "timeout", "unavailable")
-    failed = {c.tool for c in report.tool_calls if c.outcome in backend_failures}
-    missing = sorted(failed - {f.tool for f in report.findings})
-    if not missing:
-        return None
-    return f"{report.worker}: {', '.join(missing)} failed, so what it would have told us is missing"
-
-
-Describe = Callable[[str, dict[str, Any]], str | None]
-"""A pack's reading of a tool's JSON object result (the tool named without its server): one
-line of what it shows, or None for the generic summary (support's `describe_observation`)."""
-
-
-def evidence_line(cite: str, finding: Finding, *, describe: Describe | None = None) -> str:
-    """One readable line of evidence: what was looked up, and what it said, marked as data
-    quoted from the tool (`[tool data] «…»`), on one line, so text a tool returns (an order
-    note, a KB article) never reads as part of the answer or as an instruction."""
-    args = ", ".join(f"{k}={v}" for k, v in finding.args.items())
-    try:
-        data: Any = json.loads(finding.observation)
-    except json.JSONDecodeError:
-        data = None
-    said = None
-    if isinstance(data, dict) and describe is not None:
-        said = describe(finding.tool.split(".", 1)[-1], data)
-    if said is None:
-        said = summarize_text(finding.observation)
-    source = " (cached fallback)" if finding.source == "fallback" else ""
-    quoted = " ".join(said.replace("«", "‹").replace("»", "›").split())  # cannot close the quote
-    return f"[{cite}] {finding.tool}({args}){source}: [tool data] «{quoted}»"
 
 
 def proposed_actions(reports: dict[str, Report]) -> list[ProposedAction]:
@@ -145,147 +50,6 @@ def decisions_of(actions: list[ActionRecord]) -> dict[str, ActionRecord]:
         ProposedAction(tool=a.tool, args=a.args, proposed_by=a.proposed_by).digest(): a
         for a in actions
     }
-
-
-@dataclass
-class Degradation:
-    """What went wrong in a run, whatever its domain: the reasons an answer is degraded and
-    the facts its status rests on."""
-
-    reports: dict[str, Report]
-    """The current report of every packet."""
-    reasons: list[str]
-    """One line per thing that degrades the answer."""
-    live_ok: list[Report]
-    """Reports from live, successful work."""
-    fallbacks: list[Report]
-    """Reports recovery substituted from a cache."""
-    failed: list[Report]
-    """Current failed reports."""
-    not_run: list[Handoff]
-    """Packets that never ran."""
-    gaps: list[str]
-    """Tools an ok report lost."""
-    cut_short: bool
-    """A run limit stopped work that mattered."""
-    actions: list[ActionRecord]
-    """The latest record of every decided action."""
-
-    @property
-    def usable(self) -> list[Report]:
-        """Every ok report (live or fallback)."""
-        return [r for r in self.reports.values() if r.status == "ok"]
-
-    def status(self, *, open_points: bool) -> AnswerStatus:
-        """failed when nothing usable came back; partial when anything is missing or open."""
-        if self.reports and not self.live_ok and not self.fallbacks:
-            return "failed"
-        if (
-            self.failed
-            or self.fallbacks
-            or self.cut_short
-            or self.not_run
-            or self.gaps
-            or open_points
-        ):
-            return "partial"
-        return "complete"
-
-
-def assess(state: MusterState) -> Degradation:
-    """The run's failures, fallbacks, limits, unverified claims and troubled actions, as the
-    reasons an answer is degraded (pure; every domain's answer starts from it)."""
-    reports = current_reports(state.get("reports") or [])
-    recoveries = state.get("recoveries") or []
-    stop_reason = state.get("stop_reason")
-    live_ok = [r for r in reports.values() if r.status == "ok" and not r.fallback]
-    fallbacks = [r for r in reports.values() if r.fallback]
-    failed = [r for r in reports.values() if r.status == "failed"]
-    not_run = pending_packets(state)
-
-    # A retry or a clarification that then succeeded changes nothing in the answer: the
-    # packet's current report is live. Fallbacks, reassignments and escalations do.
-    rerun = ("retry", "clarify")
-    reasons: list[str] = [r.detail for r in recoveries if r.strategy not in rerun]
-    recovered = {r.packet_id for r in recoveries if r.strategy not in rerun}
-    reasons += [
-        f"{r.worker} failed ({r.reason}) and nothing replaced it"
-        for r in failed
-        if r.packet_id not in recovered
-    ]
-    reasons += [f"{p.recipient} ({p.id}) never ran" for p in not_run if not stop_reason]
-    # An ok report can still have lost a tool: say which facts are missing.
-    gaps = [gap for report in live_ok if (gap := _missing_tools(report))]
-    reasons += gaps
-    # A limit that fired once every packet had run, with nothing left to recover, cut
-    # nothing short: the answer is whole.
-    unrecovered = [r for r in failed if r.packet_id not in recovered]
-    cut_short = bool(stop_reason) and bool(not_run or unrecovered)
-    if cut_short:
-        skipped = ", ".join(f"{p.recipient} ({p.id})" for p in not_run)
-        reasons.append(
-            f"stopped early by the {stop_reason}"
-            + (f"; never ran: {skipped}" if skipped else "; nothing recovered the failures")
-        )
-    reasons += [f"unverified claim: {line}" for line in state.get("unverified") or []]
-    reasons += [f"conflicting facts: {line}" for line in state.get("conflicts") or []]
-    actions = list(latest_actions(state).values())
-    reasons += [
-        f"action {a.tool}({_args(a.args)}) was approved but {a.status}: {a.result[:200]}"
-        for a in actions
-        if a.status in ("refused", "failed", "approved")
-    ]
-    return Degradation(
-        reports=reports,
-        reasons=reasons,
-        live_ok=live_ok,
-        fallbacks=fallbacks,
-        failed=failed,
-        not_run=not_run,
-        gaps=gaps,
-        cut_short=cut_short,
-        actions=actions,
-    )
-
-
-EFFECT_CITE = "act"
-"""What a finding read again after an action is cited under: `act/E1`."""
-
-
-def effect_cite(finding: Finding) -> str:
-    """The citation of a finding `act` read again after an action ran."""
-    return f"{EFFECT_CITE}/{finding.id}"
-
-
-def effect_lines(state: MusterState, *, describe: Describe | None = None) -> list[str]:
-    """What the thread's executed actions changed, as `act` read it again right after each
-    (the state's `effects`), one evidence line each, marked as read after the action."""
-    return [
-        evidence_line(effect_cite(f), f, describe=describe).replace(
-            f"{f.tool}(", f"{f.tool} after the action (", 1
-        )
-        for f in state.get("effects") or []
-    ]
-
-
-def evidence_lines(usable: list[Report], *, describe: Describe | None = None) -> list[str]:
-    """The observations behind an answer, one readable line each with its citation
-    (`describe`: the pack's reading of its tools' results); a shared fact (one supervisor
-    call given to several workers) is shown once."""
-    evidence: list[str] = []
-    seen_calls: set[str] = set()
-    for report in usable:
-        for finding in report.findings:
-            # Workers' own call ids are unique only within their packet.
-            shared = finding.call_id.startswith(SHARED_CALL_PREFIX)
-            key = finding.call_id if shared else f"{report.packet_id}/{finding.call_id}"
-            if key in seen_calls:
-                continue
-            seen_calls.add(key)
-            evidence.append(
-                evidence_line(f"{report.packet_id}/{finding.id}", finding, describe=describe)
-            )
-    return evidence
 
 
 def plain_answer(state: MusterState) -> Answer:
@@ -448,7 +212,8 @@ def conversation_notes(state: MusterState) -> tuple[list[str], bool]:
         notes.append(
             "Already done on this thread (not proposed again): "
             + "; ".join(
-                f"{a.tool}({_args(a.args)}) approved by {a.decided_by}, executed" for a in executed
+                f"{a.tool}({args_text(a.args)}) approved by {a.decided_by}, executed"
+                for a in executed
             )
             + "."
         )
@@ -485,74 +250,6 @@ def with_text(answer: Answer, state: MusterState) -> Answer:
         recovery_lines=[f"- {r.strategy}: {r.detail}" for r in state.get("recoveries") or []],
     )
     return answer.model_copy(update={"text": text})
-
-
-@dataclass(frozen=True, kw_only=True)
-class AnswerLabels:
-    """The domain wording of `render_text`'s layout; a pack gives its own (`ANSWER_LABELS`
-    in its plug-in, or passed by its `render_answer`), else these neutral ones."""
-
-    reply: str = "Draft reply"
-    """The heading over the answer's reply (support: "Draft reply to the customer")."""
-    review: str = "a person should review this request."
-    """What the NEEDS HUMAN line asks (support: "... review this ticket.")."""
-
-
-def render_text(
-    answer: Answer,
-    *,
-    request: str,
-    labels: AnswerLabels,
-    policies: list[str],
-    action_lines: list[str],
-    recovery_lines: list[str],
-) -> str:
-    """The answer for a terminal (and, being plain Markdown, for a Markdown viewer), in the
-    pack's wording (`labels`)."""
-    lines = [f"Request: {' '.join(request.split())}"]
-    if answer.intents:
-        lines.append("Intents: " + ", ".join(answer.intents))
-    if answer.summary:
-        lines += ["", "What happened:"]
-        lines += [
-            f"- {c.text}" + (f" [{', '.join(c.cites)}]" if c.cites else "") for c in answer.summary
-        ]
-    if answer.resolution:
-        lines += ["", "What we will do:"]
-        for step in answer.resolution:
-            head = f"- ({step.intent}) "
-            if step.kind == "action":
-                call = f"{step.tool}({_args(step.args)})"
-                head += f"ACTION {call} [{step.approval}]: "
-            elif step.kind == "open":
-                head += "OPEN: "
-            lines.append(head + step.text + (f" [{', '.join(step.cites)}]" if step.cites else ""))
-    if answer.customer_reply:
-        lines += ["", f"{labels.reply}:"]
-        lines += ["  " + line if line else "" for line in answer.customer_reply.splitlines()]
-    if answer.open_questions:
-        lines += ["", "Open questions:"]
-        lines += [f"- {q}" for q in answer.open_questions]
-    if policies:
-        lines += ["", "Policy that applies:"]
-        lines += [f"- {p}" for p in policies]
-    if answer.evidence:
-        lines += ["", "Evidence:"]
-        lines += [f"- {e}" for e in answer.evidence]
-    if action_lines:
-        lines += ["", "Actions:"]
-        lines += action_lines
-    if recovery_lines:
-        lines += ["", "Recovery:"]
-        lines += recovery_lines
-    if answer.degraded:
-        lines += [
-            "",
-            "DEGRADED: " + "; ".join(answer.degraded_reasons or [f"status is {answer.status}"]),
-        ]
-    if answer.needs_human:
-        lines += ["", f"NEEDS HUMAN: {labels.review}"]
-    return "\n".join(lines)
 
 
 async def synthesize(state: MusterState, runtime: Runtime[Services]) -> dict[str, Any]:

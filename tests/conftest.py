@@ -228,7 +228,7 @@ user may create databases)."""
 def postgres_url(postgres_database: str) -> str:
     """The session's PostgreSQL database (`postgres_database`), with no action claims left
     by an earlier test: each test has its own orders database, but the claims (one refund of
-    an order waits at a time, graph/approval.py) live in this shared one, so a refund of
+    an order waits at a time, graph/approval_settled.py) live in this shared one, so a refund of
     order 12345 still pending in an earlier test's thread would hold this test's. Nor any
     circuit an earlier test's broken server opened on the store's breaker board
     (checkpoints/breakers.py): every process on the store would skip that server."""

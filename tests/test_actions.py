@@ -30,7 +30,7 @@ from langgraph.types import Command, Interrupt
 
 from checkpoints.threads import status_of, thread_config
 from graph.app.runtime import MusterRuntime, open_runtime, stream_run
-from graph.approval import approval_digest, idempotency_key
+from graph.proposals import approval_digest, idempotency_key
 from servers.approval import action_digest, mint_token, verify_token
 from servers.call_log import read_calls
 from tests.conftest import HANG_TIMEOUT_S, MusterEnv, error_lines

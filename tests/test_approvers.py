@@ -30,7 +30,7 @@ from checkpoints.audit import AuditLog
 from checkpoints.threads import status_of, thread_config
 from graph.action_seal import sealed
 from graph.app.runtime import open_runtime, stream_run
-from graph.approval import approval_digest, approve, idempotency_key
+from graph.approval import approve
 from graph.approvers import (
     APPROVERS_ENV,
     Decision,
@@ -39,6 +39,7 @@ from graph.approvers import (
     digest_problem,
     load_approvers,
 )
+from graph.proposals import approval_digest, idempotency_key
 from graph.services import Services
 from graph.state import MusterState
 from servers.orders import ensure_database

@@ -48,24 +48,55 @@ def write_toy_pack(folder: Path) -> Path:
     folder.mkdir()
     (folder / "toy_server.py").write_text(textwrap.dedent(TOY_SERVER), encoding="utf-8")
     files = {
-        "domain.json": {"name": "toy", "description": "weather questions", "roster": "roster.json",
-                        "servers": "servers.json", "planner": "planner.json"},
-        "roster.json": {"workers": {
-            "forecaster": {"description": "You look up the forecast.",
-                           "privileges": ["toy.forecast"], "capabilities": ["weather"],
-                           "max_steps": 2},
-            "escalation": {"description": "You hand the request to a human.", "privileges": [],
-                           "capabilities": ["human"], "max_steps": 1},
-        }},
-        "servers.json": {"mcpServers": {"toy": {
-            "command": "python", "args": [str(folder / "toy_server.py")], "env": {},
-            "inheritEnv": ["MUSTER_CALL_LOG"],
-        }}},
-        "planner.json": {"intents": [{
-            "name": "weather_question", "label": "the weather", "keywords": ["weather", "rain"],
-            "packets": [{"worker": "forecaster", "objective": "Find the forecast asked for.",
-                         "inputs": {"query": "{request}"}}],
-        }]},
+        "domain.json": {
+            "name": "toy",
+            "description": "weather questions",
+            "roster": "roster.json",
+            "servers": "servers.json",
+            "planner": "planner.json",
+        },
+        "roster.json": {
+            "workers": {
+                "forecaster": {
+                    "description": "You look up the forecast.",
+                    "privileges": ["toy.forecast"],
+                    "capabilities": ["weather"],
+                    "max_steps": 2,
+                },
+                "escalation": {
+                    "description": "You hand the request to a human.",
+                    "privileges": [],
+                    "capabilities": ["human"],
+                    "max_steps": 1,
+                },
+            }
+        },
+        "servers.json": {
+            "mcpServers": {
+                "toy": {
+                    "command": "python",
+                    "args": [str(folder / "toy_server.py")],
+                    "env": {},
+                    "inheritEnv": ["MUSTER_CALL_LOG"],
+                }
+            }
+        },
+        "planner.json": {
+            "intents": [
+                {
+                    "name": "weather_question",
+                    "label": "the weather",
+                    "keywords": ["weather", "rain"],
+                    "packets": [
+                        {
+                            "worker": "forecaster",
+                            "objective": "Find the forecast asked for.",
+                            "inputs": {"query": "{request}"},
+                        }
+                    ],
+                }
+            ]
+        },
     }
     for name, data in files.items():
         (folder / name).write_text(json.dumps(data), encoding="utf-8")
@@ -156,8 +187,12 @@ def test_building_services_registers_the_rosters_proposal_rules(
 
     roster = load_roster()  # support's, read without the pack loader
     _forget_packs(monkeypatch)
-    packet = Handoff(id="billing-1", recipient="billing", objective="Check the charge.",
-                     inputs={"order_id": "12345"})
+    packet = Handoff(
+        id="billing-1",
+        recipient="billing",
+        objective="Check the charge.",
+        inputs={"order_id": "12345"},
+    )
     refund = ProposedAction(tool=REFUND, args={"order_id": "12345", "amount_cents": 100})
     assert review_proposal(refund, packet, [], [REFUND]) == (
         f"{REFUND} has no proposal rule; it cannot be proposed"
@@ -207,8 +242,11 @@ async def test_a_thread_resumed_in_a_new_process_reviews_a_refund_with_supports_
             for a in r.proposed_actions
         ]
 
-    expected = (REFUND, {"order_id": "12345", "amount_cents": 12900,
-                         "expected_refunded_cents": 0}, 0)
+    expected = (
+        REFUND,
+        {"order_id": "12345", "amount_cents": 12900, "expected_refunded_cents": 0},
+        0,
+    )
     assert proposals(fresh) == proposals(resumed) == [expected]
     billing = [r for r in resumed["reports"] if r.worker == "billing"]
     assert not any("no proposal rule" in r.note for r in billing)
@@ -218,12 +256,13 @@ def test_the_plain_layout_is_neutral_and_support_brings_its_wording() -> None:
     """`render_text` says "Draft reply" and "review this request" unless the pack gives its
     labels; support's are the ticket wording its answers always had."""
     from domains.support.answer import LABELS
-    from graph.synthesize import AnswerLabels, render_text
+    from graph.answer_render import AnswerLabels, render_text
     from workers.contracts import Answer
 
     answer = Answer(
         text="", status="partial", degraded=False, needs_human=True, customer_reply="Hello."
     )
+
     def render(labels: AnswerLabels) -> str:
         return render_text(
             answer, request="r", labels=labels, policies=[], action_lines=[], recovery_lines=[]
@@ -240,7 +279,7 @@ def test_the_plain_layout_is_neutral_and_support_brings_its_wording() -> None:
 def test_a_clarification_fills_the_packs_subject_input_only() -> None:
     """The request's subject ids are the pack's reading (support: order ids, in the packet
     input `order_id`); a pack without a subject input gets none from a clarification."""
-    from graph.recover import clarified
+    from graph.recovery_steps import clarified
     from workers.contracts import Handoff
 
     support, incidents = load_domain("support"), load_domain("incidents")

@@ -23,7 +23,7 @@ from checkpoints.threads import status_of, thread_config
 from domains.incidents.plugin import ROLLBACK
 from graph.app.render import print_result
 from graph.app.runtime import MusterRuntime, open_runtime, stream_run
-from graph.approval import approval_digest, idempotency_key
+from graph.proposals import approval_digest, idempotency_key
 from graph.synthesize import compose_answer
 from servers.approval import mint_token
 from servers.call_log import count_calls

@@ -27,6 +27,7 @@ from checkpoints.saver import (
 )
 from checkpoints.threads import ThreadInfo, thread_config
 from domains.support.answer import describe_observation
+from graph.answer_evidence import evidence_line
 from graph.app.cli import COMMANDS, build_parser, main
 from graph.app.options import MAX_TICKET_CHARS, check_ticket, positive_seconds, ticket_problem
 from graph.app.render import Progress, answer_markdown, print_threads, printable
@@ -34,7 +35,6 @@ from graph.app.runtime import Graph, open_runtime, open_store, stream_run
 from graph.build import build_graph
 from graph.limits import RunLimits, deadline_for, limit_hit
 from graph.state import MusterState
-from graph.synthesize import evidence_line
 from tests.conftest import DEMO_TICKET, MusterEnv
 from workers.contracts import CHECKPOINTED_TYPES, Answer, Finding
 from workers.errors import ConfigError

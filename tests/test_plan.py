@@ -6,7 +6,7 @@ import pytest
 
 from domains.support.order_ids import find_order_ids
 from domains.support.rules import plan_ticket, read_ticket
-from graph.plan import topological_order, validate_plan
+from graph.plan_validation import topological_order, validate_plan
 from graph.planners import MAX_STEPS_CAP, TIMEOUT_CAP_S
 from workers.contracts import Handoff
 from workers.errors import PlanError

@@ -1,4 +1,5 @@
-"""Recovery that cannot loop: the handoff budget (`graph/recover.py`).
+"""Recovery that cannot loop: the handoff budget (`graph/recovery_budget.py`, spent
+by `graph/recover.py`).
 
 A pack whose only server is down fails every packet before its first model turn, so the step
 budget never fires; before the budget, recovery handed the work between the workers sharing

@@ -23,9 +23,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from graph.answer_evidence import evidence_lines
+from graph.degradation import assess
 from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
 from graph.state import ESCALATION_WORKER, MusterState, current_reports, latest_actions
-from graph.synthesize import assess, evidence_lines
 from workers.contracts import (
     Answer,
     Claim,
@@ -74,9 +75,13 @@ def read_request(request: str) -> TicketReading:
     reading = read_page(request)
     zone = reading.time.zone if reading.time else None
     return TicketReading(
-        intents=(INTENT,), order_ids=(), language="English",
-        timezone=zone.written if zone else None, about_an_order=False,
-        unaccounted=reading.unaccounted, confidence=reading.confidence,
+        intents=(INTENT,),
+        order_ids=(),
+        language="English",
+        timezone=zone.written if zone else None,
+        about_an_order=False,
+        unaccounted=reading.unaccounted,
+        confidence=reading.confidence,
     )
 
 
@@ -142,8 +147,7 @@ def plan(request: str, roster: Roster) -> list[Handoff]:
 
 def _diagnose_packet(packet: Handoff, findings: Sequence[Finding]) -> Diagnosis:
     seen = seen_from((f"{packet.id}/{f.id}", f) for f in findings if f.source == "tool")
-    return diagnose(seen, paged=packet.inputs.get("paged_service"),
-                    at=page_time_of(packet.inputs))
+    return diagnose(seen, paged=packet.inputs.get("paged_service"), at=page_time_of(packet.inputs))
 
 
 def suggest_rollback(packet: Handoff, findings: Sequence[Finding]) -> list[ProposedAction]:
@@ -192,7 +196,7 @@ def rolled_back(change: dict[str, Any]) -> str | None:
 
 
 async def rollback_already_ran(services: Any, action: ProposedAction) -> str | None:
-    """Right before a rollback is put to a human (`BEFORE_ASK`, graph/approval.py): the
+    """Right before a rollback is put to a human (`BEFORE_ASK`, graph/approval_settled.py): the
     change read again from the deploys data; why nobody need approve it when another
     thread already rolled it back, else None."""
     change_id = str(action.args.get("change_id") or "")
@@ -207,7 +211,7 @@ async def rollback_already_ran(services: Any, action: ProposedAction) -> str | N
 
 
 BEFORE_ASK = {ROLLBACK: rollback_already_ran}
-"""A rollback another thread already ran is not put to a human (graph/approval.py)."""
+"""A rollback another thread already ran is not put to a human (graph/approval_settled.py)."""
 
 EVAL_DATABASES = ("MUSTER_DEPLOYS_DB",)
 """What an eval's rollbacks write: `muster eval` gives it a fresh file (logs and metrics are
@@ -217,7 +221,7 @@ PROPOSAL_RULES = {ROLLBACK: (check_rollback, suggest_rollback)}
 """Registered with workers.proposals when the pack loads."""
 ACTION_SUBJECTS = {ROLLBACK: "change_id"}
 """What a rollback changes: one rollback of a change waits for a human at a time, whichever
-page proposed it (graph/approval.py)."""
+page proposed it (graph/approval_settled.py)."""
 
 
 # --- the answer ---------------------------------------------------------------------------
@@ -263,16 +267,21 @@ def compose_answer(state: MusterState) -> Answer:
     failed_workers = sorted({r.worker for r in run.failed})
     summary: list[Claim] = []
     if reading.service is None:
-        summary.append(Claim(
-            text="Could not tell which service the page is about: it names none of "
-            f"{', '.join(SERVICES)}, by name, alert name or on-call words."))
+        summary.append(
+            Claim(
+                text="Could not tell which service the page is about: it names none of "
+                f"{', '.join(SERVICES)}, by name, alert name or on-call words."
+            )
+        )
     if diag.category == "unknown":
         summary.append(Claim(text="The cause is not established from what could be read."))
     elif diag.category == "false_alarm":
-        summary.append(Claim(
-            text=f"Most likely cause: {LABEL[diag.category]} for {diag.paged_service}.",
-            cites=sorted({c for _, cites in diag.evidence for c in cites}),
-        ))
+        summary.append(
+            Claim(
+                text=f"Most likely cause: {LABEL[diag.category]} for {diag.paged_service}.",
+                cites=sorted({c for _, cites in diag.evidence for c in cites}),
+            )
+        )
     else:
         where = f" in {diag.service}" if diag.service else ""
         onset = f" from {hhmm(diag.onset)}" if diag.onset and diag.category != "slow_leak" else ""
@@ -304,7 +313,7 @@ def compose_answer(state: MusterState) -> Answer:
             )
         elif record is not None and record.status == "held":
             # Another page's rollback of this change already waits for a human (one at a
-            # time per change, graph/approval.py): this thread puts nothing new forward.
+            # time per change, graph/approval_settled.py): this thread puts nothing new forward.
             approval = record.result.split(" (proposed", 1)[0].split(" is ", 1)[-1]
             says = (
                 f"A rollback of {action.args.get('change_id')} is already {approval}: "
@@ -326,29 +335,44 @@ def compose_answer(state: MusterState) -> Answer:
                 cites=[diag.change_cite] if diag.change_cite else [],
             )
         )
-    if not steps and diag.rollback and diag.change_id and diag.change is not None and (
-        ran := rolled_back(diag.change)
+    if (
+        not steps
+        and diag.rollback
+        and diag.change_id
+        and diag.change is not None
+        and (ran := rolled_back(diag.change))
     ):
-        steps.append(ResolutionStep(
-            intent=INTENT, kind="instruction",
-            text=f"{diag.change_id} was already rolled back ({ran}): nothing to approve; "
-            "check that the errors stop.",
-            cites=[diag.change_cite] if diag.change_cite else [],
-        ))
+        steps.append(
+            ResolutionStep(
+                intent=INTENT,
+                kind="instruction",
+                text=f"{diag.change_id} was already rolled back ({ran}): nothing to approve; "
+                "check that the errors stop.",
+                cites=[diag.change_cite] if diag.change_cite else [],
+            )
+        )
     if not steps and guess and diag.rollback and diag.change_id:
-        steps.append(ResolutionStep(
-            intent=INTENT, kind="open",
-            text=f"The page gives no date and {at:%Y-%m-%d} is a guess: {diag.change_id} is "
-            "not proposed for rollback until an engineer confirms the page's day "
-            "(a rollback of another day's change would undo one that is not the cause).",
-        ))
+        steps.append(
+            ResolutionStep(
+                intent=INTENT,
+                kind="open",
+                text=f"The page gives no date and {at:%Y-%m-%d} is a guess: {diag.change_id} is "
+                "not proposed for rollback until an engineer confirms the page's day "
+                "(a rollback of another day's change would undo one that is not the cause).",
+            )
+        )
     if not steps:
         other = (
             f" {diag.other} has an incident of its own: that is for its own page and owners, "
-            "and nothing of it is rolled back for this one." if diag.other else ""
+            "and nothing of it is rolled back for this one."
+            if diag.other
+            else ""
         )
-        victim = (f"{diag.paged_service} recovers when it does; " if diag.paged_service
-                  and diag.paged_service != diag.service else "")
+        victim = (
+            f"{diag.paged_service} recovers when it does; "
+            if diag.paged_service and diag.paged_service != diag.service
+            else ""
+        )
         text = {
             "traffic_spike": f"Scale {diag.service} out and shed or rate-limit the extra load; "
             "nothing to roll back (no change of its own).",
@@ -388,16 +412,21 @@ def compose_answer(state: MusterState) -> Answer:
     if reading.time is None:
         unknown.append("when the page was sent: give its time (with its zone) and run again")
         if reading.service is not None:
-            unknown.append(f"whether {reading.service} is failing, and why: nothing was read "
-                           "without the page's time (a quiet data end is not a false alarm)")
+            unknown.append(
+                f"whether {reading.service} is failing, and why: nothing was read "
+                "without the page's time (a quiet data end is not a false alarm)"
+            )
     elif at is None:
-        unknown.append(f"which day \"{reading.time.written}\" is: give the date and run again")
+        unknown.append(f'which day "{reading.time.written}" is: give the date and run again')
     elif reading.time.day is None and guess:
-        unknown.append(f"the page's date: {at:%Y-%m-%d} is a guess (the page and the data "
-                       "do not single it out): give the date and run again")
+        unknown.append(
+            f"the page's date: {at:%Y-%m-%d} is a guess (the page and the data "
+            "do not single it out): give the date and run again"
+        )
     elif reading.time.day is None:
-        unknown.append(f"the page's date: read from the data ({at:%Y-%m-%d}); say so if it "
-                       "is another day")
+        unknown.append(
+            f"the page's date: read from the data ({at:%Y-%m-%d}); say so if it is another day"
+        )
 
     open_steps = [s for s in steps if s.kind == "open"]
     status = run.status(open_points=bool(open_steps) or diag.category == "unknown")
@@ -430,8 +459,7 @@ def render_answer(answer: Answer, state: MusterState) -> str:
     """The answer for a terminal, in the order an on-call engineer reads it."""
     lines = [f"Incident: {' '.join(str(state.get('request') or '').split())}"]
     lines += [c.text for c in answer.summary if c.text.startswith("Page time")]
-    cause = [c for c in answer.summary
-             if not c.text.startswith(("Ruled out: ", "Page time"))]
+    cause = [c for c in answer.summary if not c.text.startswith(("Ruled out: ", "Page time"))]
     ruled = [c for c in answer.summary if c.text.startswith("Ruled out: ")]
 
     def cited(claim: Claim) -> str:

@@ -6,29 +6,23 @@ citing its finding; a resolution step per intent (an approval-gated action, an i
 for the agent, or an open point); a draft reply from the knowledge base's customer-facing
 wording and the policy that applies; open questions; and the evidence, readable
 (`describe_observation` says what an order, a refund status, a policy or an article showed).
-The run's failures, fallbacks and limits come from the supervisor's `graph.synthesize.assess`,
+The run's failures, fallbacks and limits come from the supervisor's `graph.degradation.assess`,
 as for every domain. `render_answer` lays it out with the policies that apply, in support's
 wording (`LABELS`: a draft reply to the customer, a ticket to review), over
-`graph.synthesize.render_text`.
+`graph.answer_render.render_text`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from graph.approval import proposals_once
+from graph.answer_evidence import effect_cite, effect_lines, evidence_lines
+from graph.answer_render import AnswerLabels, action_line, render_text
+from graph.degradation import assess
+from graph.proposals import proposals_once
 from graph.reply_guard import guard_reply
 from graph.state import ESCALATION_WORKER, MusterState, current_reports, latest_actions
-from graph.synthesize import (
-    AnswerLabels,
-    action_line,
-    assess,
-    decisions_of,
-    effect_cite,
-    effect_lines,
-    evidence_lines,
-    render_text,
-)
+from graph.synthesize import decisions_of
 from workers.contracts import Answer, ProposedAction
 
 from .facts_read import Cited, TicketFacts, _json, money, read_facts

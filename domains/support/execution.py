@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from graph.approval import proposal_for
+from graph.proposals import proposal_for
 from graph.services import Services
 from graph.state import MusterState
 from graph.trace import record_call
@@ -37,9 +37,7 @@ async def refund_state_changed(
     before the write: if other refunds appeared since the proposal observed them, the human
     approved a state that no longer holds."""
     order_id = str(record.args.get("order_id", ""))
-    read = await services.hub.call(
-        REFUND_STATUS_TOOL, {"order_id": order_id}, [REFUND_STATUS_TOOL]
-    )
+    read = await services.hub.call(REFUND_STATUS_TOOL, {"order_id": order_id}, [REFUND_STATUS_TOOL])
     record_call(services.trace, REFUND_STATUS_TOOL, {"order_id": order_id}, read, node="act")
     try:
         data = json.loads(read.text) if read.ok else None

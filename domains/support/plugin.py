@@ -118,7 +118,7 @@ PROPOSAL_RULES = _PROPOSAL_RULES
 the pack loads."""
 ACTION_SUBJECTS = {REFUND_TOOL: "order_id", CANCEL_TOOL: "order_id"}
 """The argument naming what each write tool changes: one such action per order waits for a
-human at a time, across threads (graph/approval.py)."""
+human at a time, across threads (graph/approval_settled.py)."""
 ACTION_NAMES = {REFUND_TOOL: "a refund"}
 """How messages name the write tools ("a refund on order 12345 is awaiting approval ...")."""
 BEFORE_EXECUTE = {REFUND_TOOL: execution.refund_state_changed}

@@ -46,7 +46,7 @@ from pydantic import TypeAdapter, ValidationError
 from checkpoints.threads import thread_config
 from graph.action_seal import seal_holds, sealed
 from graph.app.history import FORKED_AT, FORKED_FROM, checkpoint_id
-from graph.approval import approval_digest, idempotency_key
+from graph.proposals import approval_digest, idempotency_key
 from graph.state import MusterState
 from graph.trace import THREAD_ID
 from workers.contracts import ActionRecord, Handoff, ProposedAction, RecoveryRecord, Report

@@ -23,9 +23,9 @@ from langgraph.types import StateSnapshot
 from checkpoints.audit import AuditRow
 from checkpoints.threads import ThreadInfo, status_of
 from graph.app.hints import ANSWER, NOTHING, Carried
-from graph.approval import approval_digest, idempotency_key, pending_proposals
 from graph.approvers import approvers_path, load_approvers
 from graph.facts import SHARED_CALL_PREFIX
+from graph.proposals import approval_digest, idempotency_key, pending_proposals
 from graph.supervisor_spend import spend
 from graph.synthesize import compose_answer
 from workers.contracts import Answer, Handoff, Report

@@ -32,7 +32,7 @@ Field = Literal[
 """The fields a replay compares, in the order differences are printed."""
 FIELDS: tuple[Field, ...] = get_args(Field)
 CLAIM_TIME = re.compile(r"\(proposed \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\)")
-"""The clock time in a held action's line (graph/approval.py), masked before comparing."""
+"""The clock time in a held action's line (graph/approval_settled.py), masked before comparing."""
 MAX_LINES = 12
 """The most changed lines of an answer's text a difference shows."""
 

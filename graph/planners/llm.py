@@ -3,7 +3,7 @@
 The model fills `Plan` (what a model can decide: who, what, with which facts, after what);
 code fills everything else from the roster (packet ids, tool allowlists, budgets: a model
 never names a tool in a plan, so it cannot widen one), and the graph's plan node validates
-the result like any other plan (`graph.plan.validate_plan`): an unknown worker or a
+the result like any other plan (`graph.plan_validation.validate_plan`): an unknown worker or a
 dependency on an unknown packet is a `PlanError`, duplicates are dropped. The planner itself
 never repairs what the model wrote.
 
