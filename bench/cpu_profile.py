@@ -68,7 +68,8 @@ from graph.app.batch_report import BatchProgress  # noqa: E402
 from graph.app.batch_tickets import load_tickets  # noqa: E402
 from graph.app.runtime import open_runtime  # noqa: E402
 from graph.build import build_graph  # noqa: E402
-from workers.models import _ToolBindingModel, load_model_factory  # noqa: E402
+from workers.local_models import ToolBindingModel  # noqa: E402
+from workers.models import load_model_factory  # noqa: E402
 
 TICKETS = ROOT / "examples" / "black_friday.jsonl"
 MODEL = "offline"
@@ -101,12 +102,17 @@ PHASES: list[tuple[str, tuple[str, ...]]] = [
         (
             "@graph/dispatch.py",
             "@workers/loop.py",
+            "@workers/worker_run.py",
+            "@workers/run_report.py",
             "@workers/packet_prompt.py",
             "@workers/proposals.py",
             "@domains/support/proposals.py",
         ),
     ),
-    ("model calls", ("@workers/models.py", "langchain_core/language_models/")),
+    (
+        "model calls",
+        ("@workers/models.py", "@workers/local_models.py", "langchain_core/language_models/"),
+    ),
     (
         "hub and MCP",
         ("@workers/hub/", "/mcp/", "/anyio/", "langchain_mcp_adapters/", "_asyncio.Future"),
@@ -285,7 +291,7 @@ class Baseline:
             lambda _g, saver: build_graph(checkpointer=saver),
         )
         for method in ("_generate", "_agenerate"):
-            function = _ToolBindingModel.__dict__[method]
+            function = ToolBindingModel.__dict__[method]
             self.saved.append((function, "__signature__", function.__signature__))
             del function.__signature__
         for parser in ("_packet_in", "_facts_in"):

@@ -75,7 +75,7 @@ async def bench_hub_and_raw(n: int) -> tuple[float, float, float]:
         ):
             await session.initialize()
             await session.list_tools()
-            hub_session = hub._conns["orders"].session  # noqa: SLF001 - measuring the hub itself
+            hub_session = hub._pool.conns["orders"].session  # noqa: SLF001 - measuring the hub itself
             assert hub_session is not None
 
             async def via_hub() -> None:

@@ -19,7 +19,7 @@ built in `graph/recovery_steps.py`, the handoff budget below is kept in `graph/r
 
 **A failing backend is never retried here.** Retries happen at one layer (graph/retries.py):
 a worker that spent its steps on a server that kept failing reports that server's failure
-(`tool_error`, `timeout`, `unavailable`; `workers.loop._out_of_budget`), not `budget`, so it
+(`tool_error`, `timeout`, `unavailable`; `workers.run_report.out_of_budget`), not `budget`, so it
 gets no bigger-budget retry, and a reassignment never goes to a worker that reaches a server
 the packet failed on (`failed_servers`, read from the reports' typed tool-call outcomes):
 the packet goes to its cached fallback, a worker on other servers, or a human.

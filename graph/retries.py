@@ -11,9 +11,9 @@ to a dead backend, with no jitter. Now:
   every failed request is seen by the model's circuit breaker and by its fallbacks.
 - **Model fallbacks** (`workers/loop.py`, LangChain's `with_fallbacks`): not a retry; the
   *next* model is asked, once, when one is unavailable.
-- **The hub** (`workers/hub/hub.py`): no retries; a failed call is a value, counted by the
-  server's breaker; a dead server is restarted once per use and not asked while its circuit
-  is open.
+- **The hub** (`workers/hub/hub.py`, `workers/hub/pool.py`): no retries; a failed call is a
+  value, counted by the server's breaker; a dead server is restarted once per use and not
+  asked while its circuit is open.
 - **The worker loop**: none of its own; a failed tool call goes back to the model as an
   observation, and the model may call it again as one of its steps (Muster's offline model
   does so once), bounded by the step budget and the loop guard.
@@ -22,7 +22,7 @@ to a dead backend, with no jitter. Now:
   human). Its `retry` strategy re-runs a packet once, within the handoff budget, for a
   worker that raised (a bug) or ran out of steps while its tools answered (with double
   the steps). A worker that spent its steps on a server's tool errors, timeouts or
-  refusals reports that failure, not `budget` (`workers/loop.py`, `_out_of_budget`), so
+  refusals reports that failure, not `budget` (`workers/run_report.py`, `out_of_budget`), so
   the server is not asked again by a retry (it was 2 + 2 calls a ticket for the
   reference demo's broken policy server; now 2, the offline model's one re-call).
 - **`dispatch`'s `RetryPolicy` (here)**: the one retry of a failure that may heal. Every

@@ -137,8 +137,8 @@ async def test_a_worker_whose_only_server_is_shut_is_skipped_before_any_model_ca
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from workers.contracts import Handoff
+    from workers.local_models import ScriptedChatModel
     from workers.loop import run_worker
-    from workers.models import ScriptedChatModel
     from workers.roster import load_roster
 
     monkeypatch.setenv("MUSTER_BREAKER_FAILURES", "2")

@@ -34,7 +34,7 @@ from graph.synthesize import compose_answer
 from tests.conftest import PROJECT_ROOT, MusterEnv
 from workers.contracts import Answer, Handoff
 from workers.control_tools import CONTROL_TOOL_NAMES
-from workers.models import OfflineChatModel
+from workers.local_models import OfflineChatModel
 from workers.roster import Roster
 
 pytestmark = pytest.mark.integration

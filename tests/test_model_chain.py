@@ -10,9 +10,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import ValidationError
 
+from workers.local_models import OfflineChatModel, ScriptedChatModel
 from workers.model_chain import ModelChain, ModelFailed, chain_of, off_schema
 from workers.model_health import ModelHealth, ModelUnavailable
-from workers.models import OfflineChatModel, ScriptedChatModel, with_model_fallbacks
+from workers.models import with_model_fallbacks
 
 
 class Overloaded(Exception):

@@ -200,7 +200,7 @@ def test_the_offline_note_never_cuts_a_number_in_half() -> None:
     is one the observation holds whole (a cut "1234" of 12345 made `verify` flag every new
     pack's first answer)."""
     from graph.verify import checkable_tokens, is_supported
-    from workers.models import _squash
+    from workers.local_models import _squash
 
     for pad in range(360, 400):
         observation = json.dumps(

@@ -42,7 +42,8 @@ from graph.app.timeline_build import thread_timeline
 from graph.app.timeline_html import timeline_html
 from graph.trace import read_trace, trace_path
 from tests.conftest import DEMO_TICKET, HANG_TIMEOUT_S, MusterEnv
-from workers.models import OfflineChatModel, offline_factory
+from workers.local_models import OfflineChatModel
+from workers.models import offline_factory
 
 REFERENCE_TICKET = "Customer says order #12345 was charged twice. What happened and what can we do?"
 """`make demo`'s ticket; with the policy server broken, policy is retried, then replaced by

@@ -34,8 +34,8 @@ from workers.hub.servers_config import (
     ServersConfigError,
     StdioServerConfig,
 )
+from workers.local_models import OfflineChatModel
 from workers.loop import run_worker
-from workers.models import OfflineChatModel
 from workers.roster import load_roster
 
 module_loop = pytest.mark.asyncio(loop_scope="module")

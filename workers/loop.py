@@ -6,29 +6,25 @@ The packet's wall-clock `timeout_s` is not enforced here but by the `Send` timeo
 graph, so a stuck worker is cancelled by LangGraph itself.
 
 `run_worker` only sequences small steps. They share one `WorkerRun` (the run's mutable
-state), and each step that can end the run says so by returning a `RunEnd` value, which
-`_report` turns into the `Report`. What the model is offered (the tool belt, bound once per
-model and tool set) is `workers.tool_belt`'s.
+state, `workers.worker_run`), and each step that can end the run says so by returning a
+`RunEnd` value, which `report_for` (`workers.run_report`) turns into the `Report`. What the
+model is offered (the tool belt, bound once per model and tool set) is `workers.tool_belt`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
 
 from workers.contracts import (
     FailureReason,
     Finding,
     Handoff,
-    ProposedAction,
     Report,
     ToolCallRecord,
     canonical_json,
@@ -39,100 +35,22 @@ from workers.control_tools import (
     read_control_call,
 )
 from workers.cost import call_cost
-from workers.hub import COUNTED_FAILURES, CallOutcome, ToolCallResult
+from workers.hub import ToolCallResult
 from workers.model_chain import ModelChain, ModelFailed
 from workers.model_errors import describe, model_failure
 from workers.model_health import ModelHealth, TransientModelFailure
 from workers.models import model_label, recorded_reply, request_digest
-from workers.packet_prompt import render_packet
-from workers.proposals import review_proposals
 from workers.roster import WorkerSpec
+from workers.run_report import failure_reason, out_of_budget, report_for, report_without_tools
 from workers.text_tool_calls import tool_calls_in_text
 from workers.tool_belt import RunEnd, ToolBelt, offer_tools
+from workers.worker_run import StepListener, WorkerRun
 
 if TYPE_CHECKING:  # the hub loads the MCP SDK, only once a hub runs
     from workers.hub import ToolHub
 
 LOOP_REPEATS = 3
 """The same call with the same arguments this many times is a loop."""
-
-StepListener = Callable[[dict[str, Any]], Awaitable[None]]
-"""Receives one event per worker step (model turn or tool call), for tracing and progress."""
-
-
-@dataclass
-class WorkerRun:
-    """The mutable state of one worker run, shared by the steps of the loop."""
-
-    packet: Handoff
-    """The packet being worked: all the worker may see."""
-    spec: WorkerSpec
-    """The worker's roster entry (what it may propose)."""
-    on_step: StepListener | None
-    """Where step events go, if anywhere."""
-    started: float
-    """`time.monotonic()` when the run began."""
-    messages: list[BaseMessage]
-    """The model's history: the packet prompt, its turns, the observations."""
-    findings: list[Finding]
-    """The shared facts first (F1, F2, ...), then one per successful tool call."""
-    given: int
-    """How many of `findings` are shared facts the run was given."""
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    """Every hub call attempted, refused and failed ones included."""
-    proposals: list[ProposedAction] = field(default_factory=list)
-    """What the model proposed; reviewed only when the report is built."""
-    repeats: Counter[str] = field(default_factory=Counter)
-    """How often each exact call (name plus canonical arguments) was made: the loop guard."""
-    steps: int = 0
-    """Model turns taken."""
-    tokens: int = 0
-    """Tokens the model reported."""
-    cost_usd: float = 0.0
-    """What the priced model calls cost (`workers.cost`)."""
-    unpriced_calls: int = 0
-    """Model calls the price table does not know."""
-    corrected: bool = False
-    """Whether the model was told once to call one of its tools (it answered without)."""
-    model: str = ""
-    """The model's label, for `health`."""
-    health: ModelHealth | None = None
-    """The runtime's memory of provider faults that will not heal, if it keeps one."""
-    answered_by: str = ""
-    """The label of the provider model that answered the last turn (a fallback, maybe)."""
-    retry_transient: bool = False
-    """Raise `TransientModelFailure` when every model failed in a way that may heal, for
-    the dispatch node's `RetryPolicy` to run the worker again (`graph.retries`)."""
-
-    @classmethod
-    def start(
-        cls, packet: Handoff, *, spec: WorkerSpec, on_step: StepListener | None, started: float
-    ) -> WorkerRun:
-        """A fresh run: shared facts the supervisor resolved are evidence from the start."""
-        facts = [fact.model_copy(update={"id": f"F{i}"}) for i, fact in enumerate(packet.facts, 1)]
-        return cls(
-            packet=packet,
-            spec=spec,
-            on_step=on_step,
-            started=started,
-            messages=render_packet(packet, spec=spec),
-            findings=facts,
-            given=len(facts),
-        )
-
-    @property
-    def own_findings(self) -> list[Finding]:
-        """Findings from this run's own calls: a success must rest on one of these."""
-        return self.findings[self.given :]
-
-    def outcomes(self) -> list[CallOutcome]:
-        """How each hub call ended, in order."""
-        return [CallOutcome(r.outcome) for r in self.tool_calls]
-
-    async def emit(self, event: dict[str, Any]) -> None:
-        """Send a step event to the listener, if there is one."""
-        if self.on_step is not None:
-            await self.on_step(event)
 
 
 async def run_worker(
@@ -153,21 +71,21 @@ async def run_worker(
     started = time.monotonic()
     belt = await offer_tools(packet, spec=spec, hub=hub, model=model)
     if isinstance(belt, RunEnd):
-        return _report_without_tools(packet, belt)
+        return report_without_tools(packet, belt)
     run = WorkerRun.start(packet, spec=spec, on_step=on_step, started=started)
     run.model, run.health = model_label(model), health
     run.retry_transient = retry_transient
     end: RunEnd | None = None
     while end is None:
         end = await _step(run, belt, hub)
-    return _report(run, end)
+    return report_for(run, end)
 
 
 async def _step(run: WorkerRun, belt: ToolBelt, hub: ToolHub) -> RunEnd | None:
     """One model turn and what it asked for; a `RunEnd` once the run is over."""
     # The corrective turn (`NO_TOOL_CORRECTION`) is the loop's, not the worker's: one more.
     if run.steps >= run.packet.max_steps + int(run.corrected):
-        return _out_of_budget(run)
+        return out_of_budget(run)
     reply = await _model_turn(run, belt)
     if isinstance(reply, RunEnd):
         return reply
@@ -358,45 +276,6 @@ async def _observe(run: WorkerRun, call: ToolCall, result: ToolCallResult) -> No
     )
 
 
-_MODEL_MISTAKES = (CallOutcome.UNKNOWN_TOOL, CallOutcome.NOT_ALLOWED)
-
-
-def _failure_reason(outcomes: list[CallOutcome]) -> FailureReason:
-    """The reason when no call gave a usable result: the most specific failure. A model that
-    only called tools it was not given, or only with arguments their schemas refuse, made a
-    mistake of its own (`unknown_tool`, `bad_arguments`): no backend is to blame."""
-    if outcomes and all(o is CallOutcome.UNAVAILABLE for o in outcomes):
-        return "unavailable"
-    if outcomes and all(o in (CallOutcome.TIMEOUT, CallOutcome.UNAVAILABLE) for o in outcomes):
-        return "timeout"
-    if outcomes and all(o in _MODEL_MISTAKES for o in outcomes):
-        return "unknown_tool"
-    if outcomes and all(o in (*_MODEL_MISTAKES, CallOutcome.BAD_ARGUMENTS) for o in outcomes):
-        return "bad_arguments"
-    return "tool_error"
-
-
-def _out_of_budget(run: WorkerRun) -> RunEnd:
-    """Steps ran out. If some tool never answered (each of its calls a tool error, a timeout
-    or an unavailable server), the steps went on asking a failing backend: that backend is
-    the cause, and the reason says so (`tool_error`, `timeout`, `unavailable`), so recovery
-    does not retry it with more steps (one retry layer: graph/retries.py). Only a run whose
-    tools all answered at some point reports `budget`, which recovery may retry bigger."""
-    per_tool: dict[str, list[CallOutcome]] = {}
-    for record in run.tool_calls:
-        per_tool.setdefault(record.tool, []).append(CallOutcome(record.outcome))
-    failing = [
-        outcome
-        for outcomes in per_tool.values()
-        if all(o in COUNTED_FAILURES for o in outcomes)
-        for outcome in outcomes
-    ]
-    return RunEnd(
-        _failure_reason(failing) if failing else "budget",
-        f"stopped after {run.steps} of {run.packet.max_steps} steps without an answer",
-    )
-
-
 NO_TOOL_CORRECTION = (
     "You answered without calling a tool. You must call one of these tools to establish the "
     "facts before you answer: {tools}. Call it now as a tool call, not as text."
@@ -412,7 +291,7 @@ def _final_answer(run: WorkerRun, note: str, belt: ToolBelt) -> RunEnd | None:
     if run.own_findings:
         return RunEnd(None, note)
     if run.tool_calls:
-        return RunEnd(_failure_reason(run.outcomes()), note)
+        return RunEnd(failure_reason(run.outcomes()), note)
     tools = sorted({name for name in belt.aliases.values() if name not in CONTROL_TOOL_NAMES})
     if not tools:
         return RunEnd(None, note)
@@ -421,63 +300,3 @@ def _final_answer(run: WorkerRun, note: str, belt: ToolBelt) -> RunEnd | None:
         run.messages.append(HumanMessage(NO_TOOL_CORRECTION.format(tools=", ".join(tools))))
         return None
     return RunEnd("no_tool_call", f"answered without calling any of {tools}: {note[:200]}")
-
-
-CONCLUSION_PREFIX = "Conclusion: "
-"""How a final message marks its conclusion; a message without one is all conclusion."""
-
-
-def conclusion_of(text: str) -> str:
-    """The worker's conclusion from its final message: the `Conclusion:` line if it wrote
-    one (the offline model does, after the evidence), else the whole message."""
-    for line in reversed(text.splitlines()):
-        if line.startswith(CONCLUSION_PREFIX):
-            return line[len(CONCLUSION_PREFIX) :].strip()
-    return " ".join(text.split())
-
-
-def _report(run: WorkerRun, end: RunEnd) -> Report:
-    """The run's `Report`. Proposals are reviewed only for a success, against the run's
-    findings; refused ones are listed in the note so a human sees what was asked."""
-    packet, note = run.packet, end.note
-    accepted: list[ProposedAction] = []
-    if end.reason is None:
-        accepted, rejected = review_proposals(
-            run.proposals, packet, run.findings, run.spec.proposes
-        )
-        if rejected:
-            note += "\nRejected proposals: " + "; ".join(rejected)
-    return Report(
-        packet_id=packet.id,
-        worker=packet.recipient,
-        objective=packet.objective,
-        status="ok" if end.reason is None else "failed",
-        reason=end.reason,
-        findings=run.findings,
-        tool_calls=run.tool_calls,
-        note=note,
-        conclusion=conclusion_of(end.note) if end.reason is None else "",
-        model=run.answered_by,
-        fallback_for=run.model if run.answered_by and run.answered_by != run.model else "",
-        steps_used=run.steps,
-        tokens=run.tokens,
-        cost_usd=round(run.cost_usd, 8),
-        unpriced_calls=run.unpriced_calls,
-        duration_ms=round((time.monotonic() - run.started) * 1000, 1),
-        attempt=packet.attempt,
-        proposed_actions=accepted,
-    )
-
-
-def _report_without_tools(packet: Handoff, end: RunEnd) -> Report:
-    """The report when no granted tool is available: the run never started, so it carries
-    no findings, steps, tokens or time."""
-    return Report(
-        packet_id=packet.id,
-        worker=packet.recipient,
-        objective=packet.objective,
-        status="failed",
-        reason=end.reason,
-        note=end.note,
-        attempt=packet.attempt,
-    )

@@ -33,14 +33,16 @@ Design, in short:
 - **Pinned definitions.** Each tool's definition is digested when first registered. If it
   changes later (seen on restart or ``refresh_definitions``), the tool is disabled until an
   explicit ``reconnect`` re-pins it, so a server cannot silently swap what a tool claims to do.
+
+The servers, their sessions and the pinned catalogue are ``workers.hub.pool``'s; this module
+checks and runs the calls.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
@@ -51,18 +53,11 @@ from mcp.shared.exceptions import McpError
 from workers.hub.allowlist import is_allowed, is_valid_qualified_name
 from workers.hub.arguments import argument_problem
 from workers.hub.backpressure import Backpressure
-from workers.hub.catalogue import (
-    CatalogueEntry,
-    ToolSpec,
-    cap_text,
-    check_pins,
-    register_tools,
-    result_text,
-)
-from workers.hub.log_dirs import make_log_dir
+from workers.hub.catalogue import CatalogueEntry, ToolSpec, cap_text, result_text
 from workers.hub.outcomes import CallOutcome, ToolCallResult
+from workers.hub.pool import ServerPool
 from workers.hub.servers_config import ServersConfig, ServersConfigError
-from workers.hub.sessions import ServerConnection, ServerDown, ServerState, list_all_tools
+from workers.hub.sessions import ServerConnection, ServerDown, ServerState
 from workers.hub.transports import install
 
 __all__ = [
@@ -72,7 +67,6 @@ __all__ = [
     "ToolHub",
     "ToolSpec",
     "cap_text",
-    "register_tools",
 ]
 
 # mcp.shared.session raises McpError(code=httpx.codes.REQUEST_TIMEOUT) when read_timeout hits.
@@ -83,7 +77,6 @@ _SESSION_ENDED = (32600, "Session terminated")
 # Extra time our own guard allows beyond the SDK timeout; it only fires if sending the request
 # itself blocks (e.g. a wedged server whose stdin pipe is full), which the SDK does not time.
 _GUARD_S = 2.0
-_PING_TIMEOUT_S = 5.0
 
 
 class ToolHub:
@@ -101,32 +94,8 @@ class ToolHub:
         self.config = config
         self.call_timeout_s = call_timeout_s
         self.result_cap_bytes = result_cap_bytes
-        self._refused: dict[str, list[str]] = {}  # per server, replaced when it is re-pinned
-        self._catalogue: dict[str, CatalogueEntry] = {}
-        self._pinned: set[str] = set()  # servers whose tools have been registered
-        self._log_dir = make_log_dir()  # and reap those of hubs that were SIGKILLed
-        self._conns = {
-            name: ServerConnection(
-                name, cfg, start_timeout_s=start_timeout_s, log_path=self._log_dir / f"{name}.log"
-            )
-            for name, cfg in config.mcp_servers.items()
-        }
-        # `"sessions": N` in the servers file: N-1 spare sessions per server for read calls,
-        # started in the background once the first is pinned (see `_start_spares`).
-        self._spares: dict[str, list[ServerConnection]] = {
-            name: [
-                ServerConnection(
-                    name,
-                    cfg,
-                    start_timeout_s=start_timeout_s,
-                    log_path=self._log_dir / f"{name}.{index}.log",
-                )
-                for index in range(2, cfg.sessions + 1)
-            ]
-            for name, cfg in config.mcp_servers.items()
-        }
-        self._spare_starts: list[asyncio.Task[None]] = []
-        self._in_flight: dict[ServerConnection, int] = {}
+        self._pool = ServerPool(config, start_timeout_s=start_timeout_s)
+        """The servers' sessions (first and spares) and their pinned catalogue."""
         self.backpressure = Backpressure(
             limits={
                 name: cfg.max_in_flight
@@ -141,8 +110,7 @@ class ToolHub:
         )
         """Each server's circuit breaker, rate limit and in-flight cap, shared by every
         ticket."""
-        self._closed = False
-        self.on_server_start: list[Callable[[str, ServerState], None]] = []
+        self.on_server_start = self._pool.on_server_start
         """Called after each start attempt of a server's first session (up or not)."""
 
     @classmethod
@@ -178,41 +146,11 @@ class ToolHub:
         if on_demand:
             return hub
         try:
-            if sequential:  # only for measuring what concurrency buys (bench/hub_latency.py)
-                for conn in hub._conns.values():
-                    await hub._first_start(conn)
-            else:
-                await asyncio.gather(*(hub._first_start(c) for c in hub._conns.values()))
+            await hub._pool.start_all(sequential=sequential)
         except BaseException:
             await hub.aclose()  # e.g. cancelled mid-start: leave no process behind
             raise
         return hub
-
-    async def _first_start(self, conn: ServerConnection) -> None:
-        """Start a server that never started: pin its tools, start its spare sessions in the
-        background, tell the listeners."""
-        await conn.start()
-        if conn.up:
-            self._pin(conn)
-            if self._spares.get(conn.name) and not self._closed:
-                self._spare_starts.append(asyncio.create_task(self._start_spares(conn.name)))
-        for listener in self.on_server_start:
-            listener(conn.name, conn.state())
-
-    async def _start_spares(self, name: str) -> None:
-        """Start `name`'s spare sessions; one whose tools differ from the pinned first
-        session's is stopped and never used (its server changed, or is not the same server)."""
-
-        async def one(spare: ServerConnection) -> None:
-            await spare.start()
-            first = self._conns[name]
-            if spare.up and [t.model_dump() for t in spare.tools] != [
-                t.model_dump() for t in first.tools
-            ]:
-                await spare.stop()
-                spare.last_error = f"server '{name}' spare session lists other tools; not used"
-
-        await asyncio.gather(*(one(spare) for spare in self._spares[name]))
 
     async def __aenter__(self) -> ToolHub:
         return self
@@ -227,137 +165,56 @@ class ToolHub:
 
     async def aclose(self) -> None:
         """Stop every server; when this returns, no process the hub started is alive."""
-        if self._closed:
-            return
-        self._closed = True
-        for task in self._spare_starts:
-            task.cancel()
-        await asyncio.gather(*self._spare_starts, return_exceptions=True)
-        spares = [spare for group in self._spares.values() for spare in group]
-        await asyncio.gather(*(conn.close() for conn in [*self._conns.values(), *spares]))
-        await asyncio.to_thread(shutil.rmtree, self._log_dir, ignore_errors=True)
+        await self._pool.aclose()
 
     # --- catalogue -------------------------------------------------------------------------
-
-    def _pin(self, conn: ServerConnection) -> None:
-        for name in [n for n, e in self._catalogue.items() if e.spec.server == conn.name]:
-            del self._catalogue[name]
-        self._refused[conn.name] = register_tools(
-            self._catalogue,
-            conn.name,
-            conn.tools,
-            conn.config.write_tools,
-            conn.config.read_only_tools,
-        )
-        self._pinned.add(conn.name)
 
     @property
     def refused(self) -> list[str]:
         """One line per tool refused at registration, naming it and saying why (an invalid or
         colliding name, a definition over the limits, a malformed input schema)."""
-        return [line for lines in self._refused.values() for line in lines]
+        return self._pool.refused
 
     def specs(self, allow: Sequence[str]) -> list[ToolSpec]:
         """Tools the allowlist admits that are enabled and read-only, sorted by name."""
-        return [
-            e.spec
-            for name, e in sorted(self._catalogue.items())
-            if not e.spec.writes and not e.disabled and is_allowed(name, allow)
-        ]
+        return self._pool.specs(allow)
 
     async def ensure_servers(self, allow: Sequence[str]) -> list[str]:
-        """Start (or try once to restart) every server the allowlist names that is not up: one
-        not started yet (on demand) or down at connect has no catalogued tools, so `specs`
-        alone cannot show it. Returns the servers that are still down."""
-        named = {entry.split(".", 1)[0] for entry in allow if isinstance(entry, str)}
-        down = [
-            conn for name, conn in self._conns.items() if name in named and not self._ready(conn)
-        ]
-        await asyncio.gather(*(self._ensure_up(conn) for conn in down))
-        return sorted(conn.name for conn in down if not conn.up)
-
-    def _ready(self, conn: ServerConnection) -> bool:
-        """Up and catalogued. A session is up a moment before its starter pins its tools (the
-        owner task sets it, the starter resumes later): a caller that saw only `up` in that
-        moment found no tools and ended its worker `unavailable`. It waits for the pin."""
-        return conn.up and conn.name in self._pinned
+        """Start (or try once to restart) every server the allowlist names that is not up;
+        returns those still down (`ServerPool.ensure_servers`)."""
+        return await self._pool.ensure_servers(allow)
 
     def action_specs(self) -> list[ToolSpec]:
         """Write tools, for the graph's action step (never for a worker's belt)."""
-        return [e.spec for _, e in sorted(self._catalogue.items()) if e.spec.writes]
+        return self._pool.action_specs()
 
     # --- health ----------------------------------------------------------------------------
 
     def health(self) -> dict[str, ServerState]:
-        return {name: conn.state() for name, conn in self._conns.items()}
+        return self._pool.health()
 
     def server_pids(self) -> dict[str, int | None]:
-        return {name: conn.state().pid for name, conn in self._conns.items()}
+        return self._pool.server_pids()
 
     async def ping(self, server: str | None = None) -> dict[str, bool]:
         """Ping one or all servers; a failed ping marks the server down (no restart here)."""
-        names = [server] if server is not None else list(self._conns)
-
-        async def one(name: str) -> bool:
-            conn = self._conns.get(name)
-            if conn is None or conn.session is None:
-                return False
-            try:
-                await conn.ping()  # bounded by bounded() below
-            except ServerDown:
-                return False  # already marked down, with its cause
-            except Exception as exc:  # noqa: BLE001 - any failure means "not healthy"
-                conn.mark_down(f"server '{name}' failed a ping: {exc!r}")
-                return False
-            return True
-
-        async def bounded(name: str) -> bool:
-            try:
-                async with asyncio.timeout(_PING_TIMEOUT_S):
-                    return await one(name)
-            except TimeoutError:
-                return False
-
-        results = await asyncio.gather(*(bounded(n) for n in names))
-        return dict(zip(names, results, strict=True))
-
-    async def _ensure_up(self, conn: ServerConnection) -> bool:
-        """Restart a down server (once per use); re-check its pins; report whether it is up."""
-        if self._ready(conn) or self._closed:
-            return conn.up
-        attempt = conn.starts
-        async with conn.lock:
-            # If another caller attempted a restart while we waited for the lock, share its
-            # result rather than try again: N parallel calls must not mean N restarts.
-            if not conn.up and conn.starts == attempt:
-                if attempt == 0:
-                    await self._first_start(conn)  # on demand: first sight of its tools
-                else:
-                    await conn.start()
-                    if conn.up:
-                        if conn.name in self._pinned:
-                            check_pins(self._catalogue, conn.name, conn.tools)
-                        else:
-                            self._pin(conn)  # it was down at connect: first sight of its tools
-        return conn.up
+        return await self._pool.ping(server)
 
     async def refresh_definitions(self, server: str) -> list[str]:
         """List the server's tools again; disable (and return) those whose definition changed."""
-        conn = self._conns[server]
-        if not await self._ensure_up(conn) or conn.session is None:
-            return []
-        async with asyncio.timeout(self.call_timeout_s):
-            conn.tools = await list_all_tools(conn.session)
-        return check_pins(self._catalogue, server, conn.tools)
+        return await self._pool.refresh_definitions(server, self.call_timeout_s)
 
     async def reconnect(self, server: str) -> bool:
         """Restart ``server`` and re-pin its current definitions (the operator's explicit OK)."""
-        conn = self._conns[server]
-        async with conn.lock:
-            await conn.start()
-            if conn.up:
-                self._pin(conn)
-        return conn.up
+        return await self._pool.reconnect(server)
+
+    async def spares_started(self) -> None:
+        """Wait until every spare session has started or failed (a no-op without spares)."""
+        await self._pool.spares_started()
+
+    def sessions_up(self, server: str) -> int:
+        """How many sessions to `server` are up (1 + its spares that started)."""
+        return self._pool.sessions_up(server)
 
     # --- calls -----------------------------------------------------------------------------
 
@@ -416,20 +273,20 @@ class ToolHub:
     def _conn_for(self, name: str) -> ServerConnection | None:
         if not is_valid_qualified_name(name):
             return None
-        return self._conns.get(name.split(".", 1)[0])
+        return self._pool.conns.get(name.split(".", 1)[0])
 
     async def _lookup(self, name: str) -> CatalogueEntry | None:
-        entry = self._catalogue.get(name)
+        entry = self._pool.catalogue.get(name)
         conn = self._conn_for(name)
-        if entry is None and conn is not None and conn.name not in self._pinned:
+        if entry is None and conn is not None and conn.name not in self._pool.pinned:
             # The server was down at connect, so its tools were never seen: try it now.
-            await self._ensure_up(conn)
-            entry = self._catalogue.get(name)
+            await self._pool.ensure_up(conn)
+            entry = self._pool.catalogue.get(name)
         return entry
 
     def _missing(self, name: str, known: list[str], started: float) -> ToolCallResult:
         conn = self._conn_for(name)
-        if conn is not None and conn.name not in self._pinned:
+        if conn is not None and conn.name not in self._pool.pinned:
             return self._unavailable(name, conn, started)  # can't tell: its server never came up
         listed = ", ".join(known) or "(none)"
         text = f"ERROR: unknown tool {name!r}; known tools you may call: {listed}"
@@ -447,13 +304,8 @@ class ToolHub:
             return self._result(entry.spec.name, CallOutcome.UNAVAILABLE, text, started)
         await self.backpressure.pace(server)  # its rate limit first: waiting holds no slot
         async with self.backpressure.gate(server):
-            conn = self._session_for(server, writes=entry.spec.writes)
-            # Counted from the pick, so calls issued together spread over the sessions.
-            self._in_flight[conn] = self._in_flight.get(conn, 0) + 1
-            try:
+            with self._pool.picked(server, writes=entry.spec.writes) as conn:
                 result = await self._run_on(conn, entry, args, timeout_s, started)
-            finally:
-                self._in_flight[conn] -= 1
         await self.backpressure.settle(server, result.outcome, result.text)
         return result
 
@@ -472,7 +324,7 @@ class ToolHub:
         if problem is not None:
             text = f"ERROR: {name}: {problem}"
             return self._result(name, CallOutcome.BAD_ARGUMENTS, text, started)
-        if not await self._ensure_up(conn) or conn.session is None:
+        if not await self._pool.ensure_up(conn) or conn.session is None:
             return self._unavailable(name, conn, started)
         if entry.disabled:  # the restart just now may have revealed a changed definition
             return self._result(name, CallOutcome.UNAVAILABLE, entry.disabled, started)
@@ -509,29 +361,6 @@ class ToolHub:
         if result.isError:
             return self._result(name, CallOutcome.TOOL_ERROR, f"ERROR: {name}: {text}", started)
         return self._result(name, CallOutcome.OK, text, started)
-
-    async def spares_started(self) -> None:
-        """Wait until every spare session has started or failed (a no-op without spares)."""
-        if self._spare_starts:
-            await asyncio.shield(asyncio.gather(*self._spare_starts, return_exceptions=True))
-
-    def sessions_up(self, server: str) -> int:
-        """How many sessions to `server` are up (1 + its spares that started)."""
-        group = [self._conns[server], *self._spares.get(server, [])]
-        return sum(1 for c in group if c.up and c.session is not None)
-
-    def _session_for(self, server: str, *, writes: bool) -> ServerConnection:
-        """The session a call goes to: the first for a write tool (one writer per server) or
-        when it has no spares; else the least busy session that is up, the first on a tie.
-        A spare that fails is marked down and left so (the first session restarts)."""
-        first = self._conns[server]
-        spares = self._spares.get(server) or []
-        if writes or not spares:
-            return first
-        up = [c for c in (first, *spares) if c.up and c.session is not None]
-        if not up:
-            return first  # the usual restart path
-        return min(up, key=lambda c: self._in_flight.get(c, 0))
 
     def _unavailable(self, name: str, conn: ServerConnection, started: float) -> ToolCallResult:
         why = conn.last_error or "not running"
