@@ -1026,7 +1026,14 @@ SITE = f"site-packages{os.sep}"
 PHASES: list[tuple[str, tuple[str, ...]]] = [
     (
         "job queue (Procrastinate, fleet_worker)",
-        ("/procrastinate/", "@graph/app/fleet_worker.py", "@graph/app/fleet_queue.py"),
+        (
+            "/procrastinate/",
+            "@graph/app/fleet_worker.py",
+            "@graph/app/fleet_procrastinate.py",
+            "@graph/app/fleet_retry.py",
+            "@graph/app/fleet_sweep.py",
+            "@graph/app/fleet_queue.py",
+        ),
     ),
     ("thread lease", ("@checkpoints/lease.py", "@checkpoints/postgres_lease.py")),
     ("audit log", ("@checkpoints/audit.py", "@checkpoints/postgres_audit.py")),

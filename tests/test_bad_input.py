@@ -154,7 +154,7 @@ def test_a_thread_id_with_a_newline_is_refused_on_one_line(muster_env: MusterEnv
 def test_a_repeated_log_line_is_let_through_a_few_times_a_window() -> None:
     import logging
 
-    from graph.app.runtime import RateLimitedLog
+    from graph.app.server_logs import RateLimitedLog
 
     now = [0.0]
     limit = RateLimitedLog(burst=3, window_s=10.0, clock=lambda: now[0])

@@ -20,15 +20,14 @@ from typing import Any
 
 import pytest
 
-from graph.app.eval_lifecycle import (
+from graph.app.eval_lifecycle import print_lifecycle, run_case
+from graph.app.eval_lifecycle_cases import (
     FinalLabels,
     LifecycleCase,
     LifecycleResult,
     load_lifecycle_cases,
-    print_lifecycle,
-    run_case,
-    score_data,
 )
+from graph.app.eval_lifecycle_score import score_data
 from graph.app.options import MusterOptions
 from graph.domains import load_domain
 from tests.conftest import MusterEnv
@@ -129,7 +128,9 @@ async def _run(
 ) -> list[LifecycleResult]:
     pack = load_domain(domain)
     options = MusterOptions.resolve(
-        db=root / "unused.sqlite", servers=pack.servers_file, roster=pack.roster,
+        db=root / "unused.sqlite",
+        servers=pack.servers_file,
+        roster=pack.roster,
         planner=pack.planner,
     )
     from graph.app.eval_lifecycle import eval_databases
@@ -140,7 +141,6 @@ async def _run(
             *(run_case(case, options, databases, root / case.id) for case in cases)
         )
     )
-
 
 
 @pytest.mark.integration
@@ -216,14 +216,15 @@ async def test_check_exits_1_when_the_final_state_misses_its_target(
     import graph.app.eval_lifecycle as lifecycle
     from graph.app.cli import build_parser
     from graph.app.eval import cmd_eval
-    from graph.app.eval_lifecycle import Drive
+    from graph.app.eval_lifecycle_cases import Drive
 
     ran: list[str] = []
 
     async def scored_wrong(case: LifecycleCase, *_: Any) -> LifecycleResult:
         ran.append(case.id)
-        fields = {name: (name != "data" and name != "final_state", "x", "y")
-                  for name in lifecycle.FIELDS}
+        fields = {
+            name: (name != "data" and name != "final_state", "x", "y") for name in lifecycle.FIELDS
+        }
         return LifecycleResult(case.id, fields, Drive(finished=True))
 
     monkeypatch.setattr(lifecycle, "run_case", scored_wrong)

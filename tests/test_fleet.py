@@ -38,7 +38,7 @@ from checkpoints.lease import ThreadBusyError
 from checkpoints.threads import status_of, thread_config
 from graph.app.fleet import answer_on_fleet, fleet_state, tickets_of
 from graph.app.fleet_queue import FleetJob
-from graph.app.fleet_worker import FleetRetry
+from graph.app.fleet_retry import FleetRetry
 from graph.app.runtime import open_runtime, open_store, stream_run_outcome
 from graph.trace import read_trace, trace_path
 from tests.conftest import DEMO_TICKET, HANG_TIMEOUT_S, PROJECT_ROOT, MusterEnv, wait_until
@@ -122,7 +122,8 @@ async def test_a_worker_judged_dead_while_alive_comes_back_and_keeps_its_own_job
     retry its jobs and delete its row. Its own sweep puts the row back under the same id
     (its fetches need it: the jobs table refers to it) and never retries its own jobs."""
     from graph.app.fleet_queue import QUEUE, enqueue_ticket, open_fleet
-    from graph.app.fleet_worker import TASKS, keep_alive, retry_stalled_jobs
+    from graph.app.fleet_sweep import keep_alive, retry_stalled_jobs
+    from graph.app.fleet_worker import TASKS
 
     thread = f"keepalive-{uuid.uuid4().hex[:8]}"
     async with open_fleet(postgres_url, tasks=dict(TASKS)) as app:

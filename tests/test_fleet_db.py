@@ -272,7 +272,7 @@ def test_a_run_that_lost_its_database_is_retried_soon_and_often() -> None:
     from procrastinate.jobs import Job
 
     from checkpoints.lease import ThreadLeaseLostError
-    from graph.app.fleet_worker import DB_ATTEMPTS, ERROR_ATTEMPTS, FleetRetry, database_lost
+    from graph.app.fleet_retry import DB_ATTEMPTS, ERROR_ATTEMPTS, FleetRetry, database_lost
 
     def job(attempts: int) -> Job:
         return Job(id=1, queue="muster", lock="t", queueing_lock=None, task_name="x",
@@ -298,7 +298,8 @@ async def test_a_job_the_worker_dropped_goes_back_to_the_queue(fresh_database: s
     answer was lost with its connection): a suspect on one sweep, back in the queue on the
     next; a job it is running is never touched."""
     from graph.app.fleet_queue import QUEUE, enqueue_ticket, open_fleet
-    from graph.app.fleet_worker import TASKS, retry_orphans
+    from graph.app.fleet_sweep import retry_orphans
+    from graph.app.fleet_worker import TASKS
 
     async with open_fleet(fresh_database, tasks=dict(TASKS)) as app:
         me = await app.job_manager.register_worker()

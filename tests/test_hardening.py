@@ -30,7 +30,10 @@ from domains.support.answer import describe_observation
 from graph.answer_evidence import evidence_line
 from graph.app.cli import COMMANDS, build_parser, main
 from graph.app.options import MAX_TICKET_CHARS, check_ticket, positive_seconds, ticket_problem
-from graph.app.render import Progress, answer_markdown, print_threads, printable
+from graph.app.printable import printable
+from graph.app.progress import Progress
+from graph.app.render import answer_markdown
+from graph.app.render_threads import print_threads
 from graph.app.runtime import Graph, open_runtime, open_store, stream_run
 from graph.build import build_graph
 from graph.limits import RunLimits, deadline_for, limit_hit

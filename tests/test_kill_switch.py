@@ -67,7 +67,7 @@ async def test_a_fleet_worker_takes_no_job_while_side_effects_are_paused(
     from procrastinate import App, testing
     from procrastinate.worker import Worker
 
-    from graph.app.fleet_worker import MusterWorker
+    from graph.app.fleet_procrastinate import MusterWorker
     from graph.kill_switch import Paused
 
     fetched: list[int] = []

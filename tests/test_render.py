@@ -9,16 +9,10 @@ import json
 import pytest
 
 from checkpoints.threads import ThreadInfo, thread_config
-from graph.app.render import (
-    REQUEST_COLUMN,
-    Progress,
-    pending_approvals,
-    plural,
-    print_result,
-    print_thread,
-    print_threads,
-    waiting_for,
-)
+from graph.app.printable import plural
+from graph.app.progress import Progress
+from graph.app.render import pending_approvals, print_result, waiting_for
+from graph.app.render_threads import REQUEST_COLUMN, print_thread, print_threads
 from graph.app.runtime import open_runtime, stream_run
 from tests.conftest import MusterEnv
 from tests.test_actions import REFUND_12345, REFUND_TICKET

@@ -18,9 +18,9 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from graph.app.exit_codes import ExitCode
 from graph.app.flags import (
     SCENARIO_NAMES,
-    ExitCode,
     add_batch_parser,
     add_eval_parser,
     add_replay_parser,

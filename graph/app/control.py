@@ -17,8 +17,8 @@ from typing import Any
 
 from checkpoints.store import CheckpointStore, checkpoint_store
 from checkpoints.threads import status_of, thread_config, thread_exists
-from graph.app.commands import _finish, _run_options, emit_result, unknown_thread
-from graph.app.render import Progress
+from graph.app.command_run import emit_result, finish_run, run_options, unknown_thread
+from graph.app.progress import Progress
 from graph.app.runtime import open_runtime, open_store
 from graph.approvers import APPROVERS_ENV, approvers_path, load_approvers
 from graph.kill_switch import flip, paused
@@ -83,7 +83,7 @@ async def cmd_resume_all(args: argparse.Namespace) -> int:
 
 async def cmd_cancel(args: argparse.Namespace) -> int:
     by = _operator(args)
-    options = _run_options(args)
+    options = run_options(args)
     store = options.store
     async with store.hold_thread(args.thread, must_exist=True):
         async with open_store(store) as (graph, saver):
@@ -99,4 +99,4 @@ async def cmd_cancel(args: argparse.Namespace) -> int:
             )
             progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
             progress.line(f"thread {args.thread}: {reason}; writing its answer")
-            return await _finish(args, runtime, args.thread, None, progress)
+            return await finish_run(args, runtime, args.thread, None, progress)

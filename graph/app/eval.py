@@ -113,8 +113,10 @@ async def _cmd_domain_eval(
     cases = await asyncio.to_thread(load_cases, pack, dataset)
     run = MusterOptions.from_args(args)
     started = time.monotonic()
-    print(f"muster eval --domain {pack.name}: {len(cases)} cases, {args.concurrency} at a time",
-          file=sys.stderr)
+    print(
+        f"muster eval --domain {pack.name}: {len(cases)} cases, {args.concurrency} at a time",
+        file=sys.stderr,
+    )
     results = await evaluate_domain(
         pack,
         cases,
@@ -124,13 +126,22 @@ async def _cmd_domain_eval(
         progress_detail=show_misses,
     )
     targets = pack.hook("TARGETS") or {}
-    print(f"muster eval --domain {pack.name}: {len(results)} cases, "
-          f"{time.monotonic() - started:.1f} s\n")
+    print(
+        f"muster eval --domain {pack.name}: {len(results)} cases, "
+        f"{time.monotonic() - started:.1f} s\n"
+    )
     print_domain_eval(results, targets, sys.stdout, show_misses=show_misses)
     if args.json:
-        rows = [{"id": r.id, "error": r.error,
-                 "fields": {k: {"right": v[0], "expected": v[1], "got": v[2]}
-                            for k, v in r.fields.items()}} for r in results]
+        rows = [
+            {
+                "id": r.id,
+                "error": r.error,
+                "fields": {
+                    k: {"right": v[0], "expected": v[1], "got": v[2]} for k, v in r.fields.items()
+                },
+            }
+            for r in results
+        ]
         text = json.dumps(rows, indent=2) + "\n"
         await asyncio.to_thread(Path(args.json).write_text, text, encoding="utf-8")
     return TARGETS_MISSED if args.check and not targets_met(results, targets) else 0
@@ -140,13 +151,12 @@ async def _cmd_lifecycle_eval(args: argparse.Namespace, pack: DomainPack) -> int
     """`muster eval --lifecycle [DATASET]`: every case driven to its end and scored on its
     final answer and the servers' final data (graph/app/eval_lifecycle.py)."""
     from graph.app.eval_lifecycle import (
-        default_lifecycle_file,
         evaluate_lifecycle,
         lifecycle_json,
-        load_lifecycle_cases,
         print_lifecycle,
         targets_met,
     )
+    from graph.app.eval_lifecycle_cases import default_lifecycle_file, load_lifecycle_cases
 
     if getattr(args, "split", None) is not None:
         raise ConfigError("--lifecycle scores a lifecycle file, not a split")
@@ -164,8 +174,10 @@ async def _cmd_lifecycle_eval(args: argparse.Namespace, pack: DomainPack) -> int
     results = await evaluate_lifecycle(
         pack, cases, run, concurrency=args.concurrency, progress=sys.stderr
     )
-    print(f"muster eval --lifecycle {path}: {len(results)} cases, "
-          f"{time.monotonic() - started:.1f} s\n")
+    print(
+        f"muster eval --lifecycle {path}: {len(results)} cases, "
+        f"{time.monotonic() - started:.1f} s\n"
+    )
     print_lifecycle(results, sys.stdout, show_misses=not getattr(args, "no_misses", False))
     if json_out is not None:
         await asyncio.to_thread(json_out.write_text, lifecycle_json(results), encoding="utf-8")

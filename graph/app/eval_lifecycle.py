@@ -36,28 +36,30 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import tempfile
 import uuid
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 from langgraph.types import Command
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from checkpoints.threads import thread_config
 from graph.app.eval_env import isolated_environment
-from graph.app.jsonl import read_objects
+from graph.app.eval_lifecycle_cases import APPROVER, Drive, LifecycleCase, LifecycleResult
+from graph.app.eval_lifecycle_score import (
+    Tables,
+    args_text,
+    read_tables,
+    score_answer,
+    score_data,
+    score_stops,
+)
 from graph.app.options import MusterOptions
 from graph.app.runtime import MusterRuntime, open_runtime, stream_run_snapshot
 from graph.domains import DomainPack
-from graph.state import latest_actions
-from graph.trace import THREAD_ID
-from workers.contracts import ActionRecord, Answer
-from workers.errors import ConfigError
+from workers.contracts import Answer
 
 FIELDS = ("stops", "data", "answer", "final_state")
 """The scored fields, in table order."""
@@ -72,136 +74,6 @@ MAX_STOPS = 12
 """The most stops one case is driven through; a thread still waiting after them is a miss."""
 MAX_CONCURRENCY = 4
 """Cases running at once at most: each has its own runtime and servers."""
-APPROVER = "lead"
-"""Who decides, unless a decision names another (`by`): the demo approver with every role."""
-LABELS_DOC = "the pack's LABELS.md (Lifecycle cases)"
-"""Where a malformed case line is sent."""
-
-
-class LabelledDecision(BaseModel):
-    """How one proposed action is answered."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    """The arguments that identify it: each given one must equal the proposal's."""
-    decision: Literal["approve", "reject"]
-    by: str = APPROVER
-    note: str = ""
-    outcome: Literal["executed", "rejected", "held"] | None = None
-    """The action's final status; default: executed when approved, rejected when rejected."""
-
-    def matches(self, tool: str, args: Mapping[str, Any]) -> bool:
-        return tool == self.tool and all(
-            str(args.get(key)) == str(value) for key, value in self.args.items()
-        )
-
-    @property
-    def expected(self) -> str:
-        return self.outcome or ("executed" if self.decision == "approve" else "rejected")
-
-
-class LabelledAnswers(BaseModel):
-    """How the case's stops are answered."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    approvals: list[LabelledDecision] = Field(default_factory=list)
-    clarifications: list[str] = Field(default_factory=list)
-    """Replies to the clarification questions, in the order they are asked."""
-
-
-class FinalLabels(BaseModel):
-    """What the thread's end looks like."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    status: Literal["complete", "partial", "failed"]
-    needs_human: bool
-    data: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
-    """Per table, the rows the thread adds, with the columns that matter (a row updated in
-    place, such as an order's status, is listed as it is after)."""
-    answer_says: list[str] = Field(default_factory=list)
-    answer_lacks: list[str] = Field(default_factory=list)
-
-
-class CaseLabels(BaseModel):
-    """A lifecycle case line, past its id and request."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    answers: LabelledAnswers = Field(default_factory=LabelledAnswers)
-    final: FinalLabels
-
-
-@dataclass(frozen=True)
-class LifecycleCase:
-    """One line of a lifecycle file."""
-
-    id: str
-    request: str
-    answers: LabelledAnswers
-    final: FinalLabels
-
-
-@dataclass
-class Drive:
-    """What happened at each stop of one case."""
-
-    stops: list[str] = field(default_factory=list)
-    """Each stop as answered: `approve orders.issue_refund(order_id=12345, ...)`, ..."""
-    unexpected: list[str] = field(default_factory=list)
-    """Stops no label answered."""
-    unused: list[str] = field(default_factory=list)
-    """Labelled answers no stop asked for."""
-    finished: bool = False
-    error: str | None = None
-
-
-@dataclass
-class LifecycleResult:
-    """One case's scores: per field (right, expected, got)."""
-
-    id: str
-    fields: dict[str, tuple[bool, str, str]]
-    drive: Drive
-    answer: Answer | None = None
-
-
-def load_lifecycle_cases(path: Path) -> list[LifecycleCase]:
-    """Read and validate a lifecycle file; a `ConfigError` names the file and the line."""
-    cases: list[LifecycleCase] = []
-    seen: set[str] = set()
-    shape = '{"id", "request", "answers", "final"}'
-    for _, where, data in read_objects(path, what="lifecycle", error=ConfigError, shape=shape):
-        case_id, request = data.get("id"), data.get("request")
-        if not isinstance(case_id, str) or not THREAD_ID.match(case_id):
-            raise ConfigError(f"{where}: id must be a plain name (letters, digits, . _ -)")
-        if case_id in seen:
-            raise ConfigError(f"{where}: id {case_id!r} is used twice")
-        if not isinstance(request, str) or not request.strip():
-            raise ConfigError(f"{where}: request must be non-empty text")
-        try:
-            labels = CaseLabels.model_validate(data)
-        except ValidationError as error:
-            first = error.errors()[0]
-            at = ".".join(str(part) for part in first["loc"])
-            raise ConfigError(f"{where}: {at}: {first['msg']} ({LABELS_DOC})") from None
-        seen.add(case_id)
-        cases.append(LifecycleCase(case_id, request, labels.answers, labels.final))
-    if not cases:
-        raise ConfigError(f"lifecycle file {path} has no cases")
-    return cases
-
-
-def default_lifecycle_file(pack: DomainPack) -> Path:
-    """The pack's lifecycle cases: `eval.lifecycle` in its domain.json, else
-    `lifecycle/cases.jsonl` in its folder."""
-    path = pack.eval_files.get("lifecycle") or pack.folder / "lifecycle" / "cases.jsonl"
-    if not path.is_file():
-        raise ConfigError(f"domain {pack.name} has no lifecycle cases ({path})")
-    return path
 
 
 def eval_databases(pack: DomainPack) -> tuple[str, ...]:
@@ -214,162 +86,6 @@ def eval_env(pack: DomainPack) -> dict[str, str]:
     """The environment the pack's labels assume (support: the orders system's date)."""
     fields = pack.hook("EVAL_FIELDS")
     return dict(pack.hook("EVAL_ENV") or getattr(fields, "EVAL_ENV", None) or {})
-
-
-# --- the servers' data ----------------------------------------------------------------------
-
-Tables = dict[str, list[dict[str, Any]]]
-"""Every row of every table of one database, by table."""
-
-
-def read_tables(path: Path) -> Tables:
-    """Every user table of a SQLite file (read-only), or nothing if there is no file."""
-    if not path.is_file():
-        return {}
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        conn.row_factory = sqlite3.Row
-        names = [
-            row[0]
-            for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-            )
-        ]
-        return {
-            name: [dict(row) for row in conn.execute(f'SELECT * FROM "{name}"')]
-            for name in sorted(names)
-        }
-    finally:
-        conn.close()
-
-
-def _frozen(row: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((str(k), json.dumps(v, default=str)) for k, v in row.items()))
-
-
-def _difference(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> tuple[
-    list[dict[str, Any]], list[dict[str, Any]]
-]:
-    """(rows added, rows removed) between two readings of a table, as multisets."""
-    old, new = Counter(_frozen(r) for r in before), Counter(_frozen(r) for r in after)
-    added = [r for r in after if new[_frozen(r)] > old[_frozen(r)]]
-    removed = [r for r in before if old[_frozen(r)] > new[_frozen(r)]]
-    return added, removed
-
-
-def _row_text(row: Mapping[str, Any]) -> str:
-    return "{" + ", ".join(f"{k}={v}" for k, v in sorted(row.items())) + "}"
-
-
-def score_data(
-    before: Mapping[str, Tables], after: Mapping[str, Tables], labelled: Tables
-) -> tuple[bool, str, str]:
-    """Compare the rows the thread added with the labelled ones, table by table (all
-    databases together). A labelled table may lose a row only to an update in place (a row
-    added with the same first column); any other table must be unchanged."""
-    added: dict[str, list[dict[str, Any]]] = {}
-    removed: dict[str, list[dict[str, Any]]] = {}
-    for database, tables in after.items():
-        for table in sorted(set(tables) | set(before.get(database, {}))):
-            earlier = before.get(database, {}).get(table, [])
-            plus, minus = _difference(earlier, tables.get(table, []))
-            if plus:
-                added.setdefault(table, []).extend(plus)
-            if minus:
-                removed.setdefault(table, []).extend(minus)
-    problems: list[str] = []
-    got_parts: list[str] = []
-    for table in sorted(set(added) | set(removed) | set(labelled)):
-        want = labelled.get(table)
-        rows = added.get(table, [])
-        if want is None:
-            problems.append(table)
-            got_parts.append(f"{table}: {len(rows)} added, {len(removed.get(table, []))} removed")
-            continue
-        columns = sorted({key for row in want for key in row})
-        projected = [{c: row.get(c) for c in columns} for row in rows] if columns else rows
-        shown = "; ".join(_row_text(r) for r in projected) or "(none)"
-        got_parts.append(f"{table}: {shown}")
-        wanted = Counter(_frozen({c: row.get(c) for c in columns}) for row in want)
-        if Counter(_frozen(r) for r in projected) != wanted:
-            problems.append(table)
-            continue
-        keys = {next(iter(r.values()), None) for r in rows}
-        if any(next(iter(r.values()), None) not in keys for r in removed.get(table, [])):
-            problems.append(table)
-    expected = "; ".join(
-        f"{t}: {'; '.join(_row_text(r) for r in rows) or '(none)'}"
-        for t, rows in sorted(labelled.items())
-    ) or "no change"
-    return not problems, expected, "; ".join(got_parts) or "no change"
-
-
-# --- the final answer ------------------------------------------------------------------------
-
-
-def _args_text(args: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(args.items()))
-
-
-def _agrees(status: str, approval: str | None) -> bool:
-    """Whether a step's approval wording agrees with its action record's status."""
-    said = (approval or "").lower()
-    if status in ("executed", "rejected", "refused", "failed"):
-        return said.startswith(status)
-    if status == "held":
-        return bool(said) and not said.startswith(("pending", "executed"))
-    return False  # approved and never executed, or still pending, at a thread's end
-
-
-def score_answer(
-    values: Mapping[str, Any],
-    case: LifecycleCase,
-    drive: Drive,
-) -> tuple[bool, str, str]:
-    """Does the final answer agree with every decided action, and with the labels?"""
-    final = case.final
-    expected = f"done, {final.status}, needs_human={str(final.needs_human).lower()}"
-    answer = values.get("answer")
-    if not drive.finished or not isinstance(answer, Answer):
-        return False, expected, drive.error or "the thread did not reach its end"
-    problems: list[str] = []
-    if answer.status != final.status:
-        problems.append(f"status {answer.status}")
-    if answer.needs_human != final.needs_human:
-        problems.append(f"needs_human={str(answer.needs_human).lower()}")
-    steps = [s for s in answer.resolution if s.kind == "action"]
-    records: list[ActionRecord] = list(latest_actions(values).values())  # type: ignore[arg-type]
-    for record in records:
-        named = [s for s in steps if s.tool == record.tool and s.args == record.args]
-        what = f"{record.tool}({_args_text(record.args)})"
-        if len(named) != 1:
-            problems.append(f"{what} named {len(named)} times")
-        elif not _agrees(record.status, named[0].approval):
-            problems.append(f"{what} {record.status} but the answer says {named[0].approval!r}")
-        label = next(
-            (d for d in case.answers.approvals if d.matches(record.tool, record.args)), None
-        )
-        if label is not None and record.status != label.expected:
-            problems.append(f"{what} {record.status}, labelled {label.expected}")
-    for step in steps:
-        if not any(r.tool == step.tool and r.args == step.args for r in records):
-            problems.append(f"{step.tool}({_args_text(step.args)}) {step.approval} never decided")
-    text = answer.text
-    problems += [f"does not say {p!r}" for p in final.answer_says if p not in text]
-    problems += [f"says {p!r}" for p in final.answer_lacks if p in text]
-    got = f"done, {answer.status}, needs_human={str(answer.needs_human).lower()}"
-    return not problems, expected, got + (f" ({'; '.join(problems)})" if problems else "")
-
-
-def score_stops(case: LifecycleCase, drive: Drive) -> tuple[bool, str, str]:
-    labelled = [
-        f"{d.decision} {d.tool}({_args_text(d.args)})" for d in case.answers.approvals
-    ] + [f"clarify {reply!r}" for reply in case.answers.clarifications]
-    wrong = drive.unexpected + [f"unused: {u}" for u in drive.unused]
-    got = "; ".join(drive.stops) or "(no stop)"
-    if wrong:
-        got += f" ({'; '.join(wrong)})"
-    return not wrong, "; ".join(labelled) or "(no stop)", got
 
 
 # --- driving a thread ------------------------------------------------------------------------
@@ -399,7 +115,7 @@ async def drive_thread(
         if kind == "approval":
             tool, args = str(first["tool"]), dict(first.get("args") or {})
             label = next((d for d in decisions if d.matches(tool, args)), None)
-            shown = f"{tool}({_args_text(args)})"
+            shown = f"{tool}({args_text(args)})"
             if label is None:
                 drive.unexpected.append(f"unlabelled approval of {shown} (rejected)")
             else:
@@ -432,7 +148,7 @@ async def drive_thread(
         payload = Command(resume={target.id: resume})
     else:
         drive.error = f"still waiting after {MAX_STOPS} stops"
-    drive.unused = [f"{d.decision} {d.tool}({_args_text(d.args)})" for d in decisions]
+    drive.unused = [f"{d.decision} {d.tool}({args_text(d.args)})" for d in decisions]
     drive.unused += [f"clarify {r!r}" for r in replies]
     snapshot = await runtime.graph.aget_state(thread_config(thread_id))
     return dict(snapshot.values), drive
@@ -498,13 +214,14 @@ async def run_case(
         "stops": score_stops(case, drive),
         "data": data,
         "answer": answer,
-        "final_state": (data[0] and answer[0], "data and answer as labelled",
-                        "right" if data[0] and answer[0] else "wrong"),
+        "final_state": (
+            data[0] and answer[0],
+            "data and answer as labelled",
+            "right" if data[0] and answer[0] else "wrong",
+        ),
     }
     got = values.get("answer")
-    return LifecycleResult(
-        case.id, fields, drive, got if isinstance(got, Answer) else None
-    )
+    return LifecycleResult(case.id, fields, drive, got if isinstance(got, Answer) else None)
 
 
 async def evaluate_lifecycle(
@@ -533,8 +250,9 @@ async def evaluate_lifecycle(
                 status = f"misses: {', '.join(misses)}" if misses else "all right"
                 if result.drive.error:
                     status += f" ({result.drive.error})"
-                print(f"[{len(results)}/{len(cases)}] {case.id}  {status}", file=progress,
-                      flush=True)
+                print(
+                    f"[{len(results)}/{len(cases)}] {case.id}  {status}", file=progress, flush=True
+                )
 
         await asyncio.gather(*(one(case) for case in cases))
     return [results[case.id] for case in cases]
@@ -582,8 +300,9 @@ def lifecycle_json(results: Sequence[LifecycleResult]) -> str:
             "id": r.id,
             "error": r.drive.error,
             "stops": r.drive.stops,
-            "fields": {k: {"right": v[0], "expected": v[1], "got": v[2]}
-                       for k, v in r.fields.items()},
+            "fields": {
+                k: {"right": v[0], "expected": v[1], "got": v[2]} for k, v in r.fields.items()
+            },
         }
         for r in results
     ]

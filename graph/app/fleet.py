@@ -11,7 +11,7 @@ exactly as before). `muster fleet` shows the workers, and each thread queued, ru
 which worker), waiting for a human, done.
 
 The CLI (graph/app/cli.py) loads this module only for these commands, and
-graph/app/commands.py asks `answer_on_fleet` first when it answers an interrupt: the one way
+graph/app/decisions.py asks `answer_on_fleet` first when it answers an interrupt: the one way
 decisions take, whether a thread is the fleet's or not.
 """
 

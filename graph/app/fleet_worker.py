@@ -14,36 +14,17 @@ and ask every run in hand to drain: it finishes the superstep in flight, checkpo
 raises `GraphDrained`, and the job goes back to the queue at once (`FleetRetry`) for any
 worker to continue. A second signal stops the process at once.
 
-A dead worker (SIGKILL, a lost machine). Procrastinate records a heartbeat per worker
-(`procrastinate_workers.last_heartbeat`, every `stalled_after / 3` seconds here). Its own
-mechanism for a dead worker's jobs is `JobManager.get_stalled_jobs` (the jobs in `doing`
-whose worker's heartbeat is older than a bound) plus `retry_job`; its documentation runs the
-two from a periodic task. Here every worker runs them in a side task every
-`stalled_after / 3` seconds instead, which leaves no job row per sweep. The bound: a dead
-worker's job is back in `todo` at most `stalled_after + stalled_after / 3` seconds after its
-last heartbeat, and taken by a live worker within `FETCH_POLL_S` more (a retry sends no
-notification). Its thread lease goes with its PostgreSQL session: at once when the process
-dies on a live machine, within ~25 s (TCP keepalives) when the machine vanished; until then
-the new job meets `ThreadBusyError` and is retried every `BUSY_RETRY_S`. With the default
-`--stalled-after 15`: about 21 s on a live machine.
-
-A live worker judged dead. On a loaded machine a worker's event loop can be late with its
-heartbeat by more than `stalled_after`; Procrastinate then lets any sweep (its own included)
-retry its jobs and delete its row, and every later fetch of that worker fails on the jobs
-table's foreign key to `procrastinate_workers`, so it silently stops taking jobs. The sweep
-here (`keep_alive`) therefore first beats for its own worker, putting its row back under the
-same id if another worker pruned it, never retries its own jobs, and prunes only rows silent
-for `PRUNE_AFTER_BOUNDS` times the bound. A job retried while its
-worker was only slow meets the thread's lease (`ThreadBusyError`) and, once that worker is
-done, finds the thread done: the checkpoints keep it exactly once.
+A dead worker, and a live worker judged dead (its heartbeat came late): graph/app/fleet_sweep.py
+says how every worker's sweep puts their jobs back in the queue, and within which bound.
 
 A database blip (a restart, a failover, `pg_terminate_backend`). Every pool hands out only
 connections that pass `checkpoints.postgres_connect.check_pooled` (a connection the server ended is
 replaced), the audit log reconnects, and the worker (`MusterWorker`, Procrastinate's
-`Worker` made to ride it out) keeps going where Procrastinate's would stop: a failed fetch
-is tried again with a backoff (`DB_BACKOFF_S`), the heartbeat and the listener for new jobs
-start again after an error, and a job's outcome that could not be written (`retry_job`,
-`finish_job`) is written again until it lands (`PERSIST_ATTEMPTS`). A job whose run failed
+`Worker` made to ride it out, graph/app/fleet_procrastinate.py) keeps going where
+Procrastinate's would stop: a failed fetch is tried again with a backoff (`DB_BACKOFF_S`,
+graph/app/fleet_retry.py), the heartbeat and the listener for new jobs start again after an
+error, and a job's outcome that could not be written (`retry_job`, `finish_job`) is written
+again until it lands (`PERSIST_ATTEMPTS`). A job whose run failed
 because its database session ended (`database_lost`: a connection error anywhere in the
 chain, the lease's session ended under the run) is retried soon, up to `DB_ATTEMPTS` times
 rather than `ERROR_ATTEMPTS` (Procrastinate counts one attempts number for both, so a bug
@@ -56,13 +37,10 @@ a row goes back to the queue (`retry_orphans`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import datetime
 import logging
 import os
-import random
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -72,15 +50,13 @@ from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 from langgraph.types import Command
 from procrastinate import App
-from procrastinate.exceptions import ConnectorException, UniqueViolation
+from procrastinate.exceptions import ConnectorException
 from procrastinate.job_context import JobContext
-from procrastinate.jobs import Job, Status
-from procrastinate.retry import BaseRetryStrategy, RetryDecision
 from procrastinate.worker import Worker
 
-from checkpoints.lease import HOST, ThreadBusyError, ThreadLeaseLostError
-from checkpoints.saver import CheckpointStoreError
+from checkpoints.lease import HOST
 from checkpoints.threads import status_of, thread_config
+from graph.app.fleet_procrastinate import MusterWorker, error_line
 from graph.app.fleet_queue import (
     FOLLOW_UP,
     QUEUE,
@@ -89,6 +65,8 @@ from graph.app.fleet_queue import (
     open_fleet,
     register_worker,
 )
+from graph.app.fleet_retry import FleetRetry
+from graph.app.fleet_sweep import keep_alive, retry_orphans, retry_stalled_jobs
 from graph.app.options import ExitCode, MusterOptions
 from graph.app.runtime import MusterRuntime, open_runtime, stream_run_outcome
 from graph.app.signals import SignalDrain
@@ -97,77 +75,8 @@ from graph.kill_switch import Paused, paused
 FETCH_POLL_S = 1.0
 """How often an idle worker looks for jobs besides the notifications of new ones (a job
 retried after a drain or a dead worker comes with no notification)."""
-BUSY_RETRY_S = 2
-"""How soon a job whose thread is held elsewhere (`ThreadBusyError`) is tried again."""
-BUSY_ATTEMPTS = 300
-"""How many times a job retries a busy thread (about 10 minutes) before it fails."""
-PRUNE_AFTER_BOUNDS = 10
-"""A silent worker's row is deleted after this many `stalled_after` (its jobs are retried
-after one)."""
-ERROR_ATTEMPTS = 3
-"""How many times a job that raised anything else runs in all."""
-DB_ATTEMPTS = 200
-"""How many times a job whose database session ended under it runs (about 10 minutes at
-`DB_BACKOFF_S` at most apart) before it fails."""
-DB_BACKOFF_S = (0.2, 1.0)
-"""The first and the longest wait before trying the database again (doubled each time,
-with jitter): a fetch, a job's outcome, a job whose session ended. The ceiling bounds how
-long the queue stands still once the database answers again: at most this, plus
-`FETCH_POLL_S`, plus the pools' own reconnect wait (`checkpoints.postgres_connect.MusterPool`, at
-most 0.5 s). It was 3 s, and psycopg_pool's backoff was uncapped (1, 2, 4, 8 s...): after
-one manual outage the queue moved again 5.8 s after the database did; with an 8 s outage
-in tests/test_fleet_db.py, 7 s. A try is one cheap query, so trying every second while
-the database is away costs nothing."""
-PERSIST_ATTEMPTS = 40
-"""How many times a job's outcome is written before the worker leaves it to the orphan
-sweep (about 2 minutes)."""
-
-
-def database_lost(error: BaseException | None) -> bool:
-    """True if `error` (or one in its chain) says the database session ended: a psycopg
-    connection error (a pool that could not hand one out included), the thread lease's
-    session ended (`ThreadLeaseLostError`), or the store could not be reached
-    (`CheckpointStoreError`, raised with its cause suppressed)."""
-    seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, psycopg.OperationalError | ThreadLeaseLostError):
-            return True
-        if isinstance(error, CheckpointStoreError) and "cannot open" in str(error):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
-
-
-def backoff_s(attempt: int) -> float:
-    """The wait before try `attempt` + 1 at the database (0-based), with jitter."""
-    first, most = DB_BACKOFF_S
-    return min(most, first * 2**attempt) * random.uniform(0.5, 1.0)  # noqa: S311
-
 
 logger = logging.getLogger("muster.fleet")
-
-
-class FleetRetry(BaseRetryStrategy):
-    """When a failed job goes back to the queue: a drained run at once (another worker
-    continues it), a busy thread shortly, a run whose database session ended soon (with
-    jitter, up to `DB_ATTEMPTS` in all), anything else twice more with a backoff."""
-
-    def get_retry_decision(self, *, exception: BaseException, job: Job) -> RetryDecision | None:
-        if isinstance(exception, GraphDrained):
-            return RetryDecision(retry_in={"seconds": 0})
-        if isinstance(exception, ThreadBusyError):
-            if job.attempts + 1 >= BUSY_ATTEMPTS:
-                return None
-            return RetryDecision(retry_in={"seconds": BUSY_RETRY_S})
-        if database_lost(exception):
-            if job.attempts + 1 >= DB_ATTEMPTS:
-                return None
-            wait_ms = int(1000 * backoff_s(min(job.attempts, 3)))
-            return RetryDecision(retry_in={"milliseconds": wait_ms})
-        if isinstance(exception, Exception) and job.attempts + 1 < ERROR_ATTEMPTS:
-            return RetryDecision(retry_in={"seconds": 2 ** (job.attempts + 1)})
-        return None
 
 
 @dataclass
@@ -300,212 +209,6 @@ TASKS = {RUN_TICKET: run_ticket, RESUME_THREAD: resume_thread, FOLLOW_UP: follow
 """The task bodies a worker runs, by name."""
 
 
-_KEEP_ALIVE = """
-INSERT INTO procrastinate_workers (id, last_heartbeat)
-OVERRIDING SYSTEM VALUE VALUES (%(worker_id)s, now())
-ON CONFLICT (id) DO UPDATE SET last_heartbeat = now()
-RETURNING xmax = 0 AS revived
-"""
-"""Procrastinate's heartbeat, which also puts back a row another worker pruned (`xmax = 0`:
-the row was inserted, not updated)."""
-
-_RELINK = """
-UPDATE procrastinate_jobs SET worker_id = %(worker_id)s
- WHERE id = ANY(%(job_ids)s) AND status = 'doing' AND worker_id IS NULL
-"""
-"""The prune set the worker's jobs' `worker_id` to NULL; the ones it still runs are its."""
-
-
-async def keep_alive(app: App, worker_id: int, in_hand: Collection[int] = ()) -> bool:
-    """Beat for this worker; True if its row had been pruned and is now back, with the jobs
-    `in_hand` linked to it again."""
-    row = await app.connector.execute_query_one_async(_KEEP_ALIVE, worker_id=worker_id)
-    revived = bool(row["revived"])
-    if revived and in_hand:
-        await app.connector.execute_query_async(_RELINK, worker_id=worker_id, job_ids=list(in_hand))
-    return revived
-
-
-_DOING = """
-SELECT id FROM procrastinate_jobs
- WHERE queue_name = %(queue)s AND worker_id = %(worker_id)s AND status = 'doing'
-"""
-"""The jobs the database says a worker is doing."""
-
-
-async def retry_orphans(
-    app: App, worker_id: int, running: Callable[[], Collection[int]], suspects: set[int]
-) -> list[int]:
-    """Put back in the queue the jobs the database says worker `worker_id` is doing but it is
-    not running (`running()`, read after the query, so a fetch answered meanwhile counts):
-    a fetch whose answer was lost with its connection, an outcome that could not be
-    written. A job seen so once is only a suspect (`suspects`, kept from sweep to sweep: a
-    fetch answered by the database but not yet by the worker looks the same for a moment);
-    one seen so twice in a row goes back. Returns the ids put back."""
-    rows = await app.connector.execute_query_all_async(_DOING, queue=QUEUE, worker_id=worker_id)
-    dropped = {int(row["id"]) for row in rows} - set(running())
-    back = []
-    for job_id in sorted(dropped & suspects):
-        try:
-            await app.job_manager.retry_job_by_id_async(
-                job_id, retry_at=datetime.datetime.now(datetime.UTC)
-            )
-        except ConnectorException:  # no longer "doing": finished or retried meanwhile
-            continue
-        back.append(job_id)
-    suspects.clear()
-    suspects.update(dropped - set(back))
-    return back
-
-
-async def retry_stalled_jobs(
-    app: App,
-    *,
-    stalled_after: float,
-    own_worker_id: int | None = None,
-    in_hand: Collection[int] = (),
-) -> list[int]:
-    """Put back in the queue the jobs of workers silent for over `stalled_after` seconds
-    (Procrastinate's `get_stalled_jobs` + `retry_job`); returns their ids. A job that can no
-    longer be retried (another worker got it first; a newer job of the thread waits under
-    the same queueing lock) is skipped or, for the latter, marked failed: the waiting job
-    continues the thread anyway, and a `doing` job left behind would hold the thread's lock
-    forever."""
-    retried = []
-    for job in await app.job_manager.get_stalled_jobs(
-        queue=QUEUE, seconds_since_heartbeat=stalled_after
-    ):
-        if job.id in in_hand or (own_worker_id is not None and job.worker_id == own_worker_id):
-            continue  # this process is running it: it is slow, not dead
-        try:
-            await app.job_manager.retry_job(job)
-        except UniqueViolation:
-            assert job.id is not None
-            await app.job_manager.finish_job_by_id_async(
-                job.id, status=Status.FAILED, delete_job=False
-            )
-        except ConnectorException:  # already retried by another worker's sweep
-            continue
-        if job.id is not None:
-            retried.append(job.id)
-    # Rows of workers silent for much longer than the bound go; a worker only late with its
-    # heartbeat keeps its row (its fetches need it), and `keep_alive` restores it anyway.
-    await app.job_manager.prune_stalled_workers(PRUNE_AFTER_BOUNDS * stalled_after)
-    return retried
-
-
-class MusterWorker(Worker):
-    """Procrastinate's `Worker`, made to ride out a database blip (the module docstring):
-    where Procrastinate's stops on the first error of a fetch, a heartbeat or its listener,
-    and leaves a job "doing" when its outcome cannot be written, this one tries again."""
-
-    def __init__(
-        self,
-        *args: Any,
-        say: Callable[[str], None],
-        paused: Callable[[], Awaitable[Paused | None]] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self._say = say
-        self._fetch_failures = 0
-        self._paused = paused
-        """The store's kill switch (`graph/kill_switch.py`): while it is on, no job is taken."""
-        self._was_paused = False
-
-    def running_job_ids(self) -> set[int]:
-        """The jobs this process is running now (from the moment their fetch returns)."""
-        return {c.job.id for c in self._running_jobs.values() if c.job.id is not None}
-
-    async def _fetch_and_process_jobs(self) -> None:
-        stop = await self._paused() if self._paused is not None else None
-        if stop is not None:  # the kill switch: take no job while it is on
-            if not self._was_paused:
-                self._say(f"{stop.line()}: taking no jobs until `muster resume-all`")
-                self._was_paused = True
-            return  # the run loop asks again after its polling interval
-        if self._was_paused:
-            self._say("side effects resumed: taking jobs again")
-            self._was_paused = False
-        try:
-            await super()._fetch_and_process_jobs()
-        except ConnectorException as error:
-            wait = backoff_s(self._fetch_failures)
-            if self._fetch_failures == 0:
-                self._say(f"database error fetching jobs ({_cause(error)}); trying again")
-            self._fetch_failures += 1
-            # The run loop fetches again after its polling interval; wait a little more
-            # while the database stays away (a stop ends the wait).
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop_event.wait(), wait)
-            return
-        if self._fetch_failures:
-            self._say(f"database back: fetching jobs again after {self._fetch_failures} tries")
-            self._fetch_failures = 0
-
-    async def _update_heartbeat(self) -> None:
-        while True:  # Procrastinate's loop, started again after an error
-            try:
-                await super()._update_heartbeat()
-            except (ConnectorException, psycopg.Error, OSError) as error:
-                logger.warning("heartbeat failed: %s", _cause(error))
-
-    async def _listen(self) -> None:
-        """Procrastinate's listener for new jobs, started again after an error (it reconnects
-        by itself only when its connection dies while listening, not when reconnecting
-        fails); each new start also fetches, for the notifications missed meanwhile."""
-        failures = 0
-        while True:
-            try:
-                await self.app.job_manager.listen_for_jobs(
-                    on_notification=self._handle_notification, queues=self.queues
-                )
-                return  # it could not start listening: the polling still fetches
-            except (ConnectorException, psycopg.Error, OSError) as error:
-                logger.warning("listener failed: %s", _cause(error))
-                await asyncio.sleep(backoff_s(failures))
-                failures += 1
-                self._new_job_event.set()
-
-    def _start_side_tasks(self) -> list[asyncio.Task[Any]]:
-        # Procrastinate's side tasks, with the listener above.
-        side_tasks = [
-            asyncio.create_task(self._update_heartbeat(), name="update_heartbeats"),
-            asyncio.create_task(self._periodic_deferrer(), name="deferrer"),
-            asyncio.create_task(self._poll_jobs_to_abort(), name="poll_jobs_to_abort"),
-        ]
-        if self.listen_notify:
-            side_tasks.append(asyncio.create_task(self._listen(), name="listener"))
-        return side_tasks
-
-    async def _persist_job_status(self, job: Job, *args: Any, **kwargs: Any) -> None:
-        """Write the job's outcome (`retry_job` or `finish_job`), again while the database
-        is away; past `PERSIST_ATTEMPTS` the orphan sweep puts the job back in the queue."""
-        for attempt in range(PERSIST_ATTEMPTS):
-            try:
-                await super()._persist_job_status(job, *args, **kwargs)
-                return
-            except ConnectorException as error:
-                if not database_lost(error):
-                    # The job is no longer this worker's to settle: a try before this one
-                    # landed with its answer lost, or another worker's sweep retried the
-                    # job while this one could not beat (its row says so). Either way its
-                    # state stands; if it is still "doing" here, the orphan sweep sees it.
-                    self._say(f"job {job.id}: outcome not written ({_cause(error)})")
-                    return
-                if attempt == 0:
-                    self._say(f"job {job.id}: its outcome could not be written; trying again")
-                await asyncio.sleep(backoff_s(attempt))
-        self._say(f"job {job.id}: outcome not written; the sweep puts it back in the queue")
-
-
-def _cause(error: BaseException) -> str:
-    """The error under Procrastinate's `ConnectorException` ("Database error."), one line."""
-    inner = error.__cause__ or error
-    text = " ".join(str(inner).split()).split(" CONTEXT: ")[0]  # not the SQL it was in
-    return text[:200] or type(inner).__name__
-
-
 async def _sweep(
     app: App, worker: MusterWorker, state: WorkerState, *, stalled_after: float
 ) -> None:
@@ -527,7 +230,7 @@ async def _sweep(
             )
             orphans = await retry_orphans(app, own, running, suspects) if own is not None else []
         except (ConnectorException, psycopg.Error) as error:  # the next sweep tries again
-            logger.warning("stalled-job sweep failed: %s", _cause(error))
+            logger.warning("stalled-job sweep failed: %s", error_line(error))
             continue
         if retried:
             state.line(f"retried stalled jobs of a dead worker: {', '.join(map(str, retried))}")

@@ -18,7 +18,8 @@ from langgraph.types import StateSnapshot
 
 from checkpoints.threads import ThreadStatus
 from graph.app.hints import NOTHING, Carried
-from graph.app.render import printable, shorten, waiting_for
+from graph.app.printable import printable, shorten
+from graph.app.render import waiting_for
 from workers.contracts import ActionRecord, Answer, Handoff, RecoveryRecord, Report
 
 FORKED_FROM = "forked_from"

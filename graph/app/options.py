@@ -12,9 +12,9 @@ Input is bounded here too: a ticket is refused when blank or longer than
 (`positive_seconds`), and a `--db` path that cannot be a database, or a PostgreSQL URL that
 cannot be parsed, is a one-line error.
 
-`ExitCode` (the table every command documents and returns) and the flags every command
-shares are declared in `graph.app.flags`, which imports nothing heavy so `muster --help` is
-instant; they are re-exported here.
+`ExitCode` (the table every command documents and returns, `graph.app.exit_codes`) and the
+flags every command shares (`graph.app.flags`) are declared where nothing heavy is imported,
+so `muster --help` is instant; they are re-exported here.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from checkpoints.store import CheckpointStore, checkpoint_store, store_location
-from graph.app.flags import (  # re-exported: the flags and codes live with the parser
+from graph.app.exit_codes import ExitCode  # re-exported: the codes live with the parser
+from graph.app.flags import (  # re-exported: the flags live with the parser
     DEFAULT_MODEL,
-    ExitCode,
     add_run_options,
     add_store_options,
     positive_int,
@@ -120,9 +120,7 @@ class MusterOptions:
             check_ticket(request)
         pack = load_domain(getattr(args, "domain", None))
         given_servers = getattr(args, "servers", None)
-        servers = servers_config(
-            given_servers, pack=None if pack.ref == DEFAULT_DOMAIN else pack
-        )
+        servers = servers_config(given_servers, pack=None if pack.ref == DEFAULT_DOMAIN else pack)
         name = model_name(getattr(args, "model", None))
         named = load_model_factory(name)  # checked even when a scenario scripts the models
         models = models or named

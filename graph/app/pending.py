@@ -1,7 +1,7 @@
 """Which pending interrupt a decision answers, and with what: the one choice `muster approve`,
 `clarify`, the fleet's queued decisions, `muster serve` and the lifecycle eval all make.
 
-Its own module so that the commands (graph/app/commands.py) and the fleet
+Its own module so that the decisions (graph/app/decisions.py) and the fleet
 (graph/app/fleet.py), which both need it, import it from below instead of from each other.
 """
 

@@ -55,11 +55,11 @@ from graph.app.replay_record import (
     replay_factory,
     replay_planner,
 )
+from graph.app.run_services import open_services
 from graph.app.runtime import (
     Graph,
     MusterRuntime,
     compiled_graph,
-    open_services,
     open_store,
     stream_run_snapshot,
     with_checkpointer,

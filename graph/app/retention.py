@@ -17,7 +17,7 @@ from datetime import datetime
 from checkpoints.lease import ThreadBusyError
 from checkpoints.store import CheckpointStore, checkpoint_store
 from checkpoints.threads import describe_threads, thread_exists
-from graph.app.commands import unknown_thread
+from graph.app.command_run import unknown_thread
 from graph.app.runtime import open_store
 from graph.trace import trace_path
 

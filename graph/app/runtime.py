@@ -1,21 +1,17 @@
 """Running a thread: build what a run needs, stream a run, read it back.
 
-`open_services` is the one runtime builder: the approval secret, the audit log, the hub (every
-MCP server started) and the `Services` the nodes receive. `open_runtime` adds the checkpoint
-store and the compiled graph for the CLI, the batch runner, the notebook, the benchmarks and
-the tests; Studio (graph/app/studio.py) uses `open_services` alone, because the LangGraph server
-brings its own checkpointer. `stream_run` starts, resumes or answers a thread, so a run
-behaves the same from every entry point.
+`open_services` (graph/app/run_services.py) is the one runtime builder: the approval secret,
+the audit log, the hub (every MCP server started) and the `Services` the nodes receive.
+`open_runtime` adds the checkpoint store and the compiled graph for the CLI, the batch runner,
+the notebook, the benchmarks and the tests; Studio (graph/app/studio.py) uses `open_services`
+alone, because the LangGraph server brings its own checkpointer. `stream_run` starts, resumes
+or answers a thread, so a run behaves the same from every entry point.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import os
-import secrets
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -28,10 +24,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
 from langgraph.types import Command, StateSnapshot
 
-from checkpoints.breakers import breaker_board
 from checkpoints.store import CheckpointStore, Saver, checkpoint_store
 from checkpoints.threads import thread_config
 from graph.app.options import MusterOptions
+from graph.app.run_services import open_services
 from graph.app.webhooks import run_stopped
 from graph.build import build_graph
 from graph.limits import RunLimits
@@ -39,13 +35,11 @@ from graph.planners import Planner
 from graph.services import Services
 from graph.trace import TraceWriter, trace_path
 from workers.contracts import CHECKPOINTED_TYPES
-from workers.model_health import ModelHealth
 from workers.models import ModelFactory
-from workers.redaction import install_log_redaction
 from workers.roster import Roster
 
 if TYPE_CHECKING:  # the hub loads the MCP SDK: only a run needs it, not reading a thread
-    from workers.hub import ServersConfig, ToolHub
+    from workers.hub import ServersConfig
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 """A compiled supervisor graph."""
@@ -93,123 +87,6 @@ def with_checkpointer(graph: Graph, saver: Saver) -> Graph:
     bound = graph.copy(update={"checkpointer": saver})
     bound._serde_allowlist = graph._serde_allowlist
     return bound
-
-
-class RateLimitedLog(logging.Filter):
-    """At most `burst` records of one message a `window_s` on a logger; the first one let
-    through after the window says how many like it were dropped. The MCP client logs one
-    line for each non-protocol line a server prints on its stdout (the hub shortens each to
-    one line, `workers/hub/transports.py`), so a server printing garbage wrote a line of our
-    log for every line of its own: 500 lines of junk, 500 lines of log."""
-
-    def __init__(
-        self, *, burst: int = 3, window_s: float = 10.0, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        super().__init__()
-        self.burst = burst
-        self.window_s = window_s
-        self.clock = clock
-        self._seen: dict[str, tuple[float, int, int]] = {}  # message → (window start, n, dropped)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        key = f"{record.name}:{record.levelno}:{record.msg}"
-        now = self.clock()
-        start, count, dropped = self._seen.get(key, (now, 0, 0))
-        if now - start > self.window_s:
-            start, count = now, 0
-        if count >= self.burst:
-            self._seen[key] = (start, count, dropped + 1)
-            return False
-        self._seen[key] = (start, count + 1, 0)
-        if dropped:
-            record.msg = f"{record.getMessage()} ({dropped} more like it dropped)"
-            record.args = ()
-        return True
-
-
-SERVER_LOGGERS = (
-    "mcp.client.stdio",
-    "mcp.client.sse",
-    "mcp.client.streamable_http",
-    "psycopg.pool",
-)
-"""The loggers where what a server does wrong shows up as our log lines: the MCP client's
-(a server's junk output) and psycopg_pool's (each failed reconnect while a database is away,
-a few lines each)."""
-
-
-def limit_server_logs() -> None:
-    """Put a `RateLimitedLog` on each of `SERVER_LOGGERS` (once)."""
-    for name in SERVER_LOGGERS:
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, RateLimitedLog) for f in logger.filters):
-            logger.addFilter(RateLimitedLog())
-
-
-def ensure_approval_secret() -> None:
-    """Give this process (and the servers it starts) an approval secret if none is set, so
-    approval tokens minted by the graph verify in the orders server it spawned."""
-    os.environ.setdefault("MUSTER_APPROVAL_SECRET", secrets.token_hex(32))
-
-
-SERVER_START_TIMEOUT_S = 15.0
-"""How long a server may take to start, unless the run's deadline leaves less."""
-TOOL_CALL_TIMEOUT_S = 20.0
-"""How long one tool call may take, unless the run's deadline leaves less at start."""
-
-
-@asynccontextmanager
-async def open_services(
-    options: MusterOptions,
-    *,
-    audit_db: str | Path | CheckpointStore,
-    servers_on_demand: bool = True,
-    sqlite_on_loop: bool = True,
-    hub_type: type[ToolHub] | None = None,
-) -> AsyncIterator[Services]:
-    """Open the audit log in the store `audit_db` (a SQLite file, a PostgreSQL URL) and the
-    hub for `options.servers`; on exit, stop every server the hub started, then close the
-    audit log.
-
-    `servers_on_demand` (the default): each server starts when a worker that needs it runs,
-    so a ticket that never reads the clock never starts the `time` server (each Python MCP
-    server costs 1.2-1.5 s of CPU to start, mostly importing the SDK). Otherwise (Studio and
-    the fleet's workers, long-lived) every server starts here. A server's start counts against
-    the run's deadline: one that has not started when it passes is down. `hub_type`: another
-    `ToolHub` (a replay's, which answers from a recording)."""
-    from workers.hub import ToolHub
-
-    ensure_approval_secret()  # the orders server started below verifies tokens we mint
-    limit_server_logs()
-    install_log_redaction()  # every log line of the process, redacted (workers/redaction.py)
-    # `sqlite_on_loop`: see `AuditLog.open`; off for Studio's server, which refuses blocking
-    # calls on its loop (and has no inline checkpointer or lease of ours to wait on).
-    audit = await checkpoint_store(audit_db).open_audit(on_loop=sqlite_on_loop)
-    try:
-        hub = await (hub_type or ToolHub).connect(
-            options.servers,
-            start_timeout_s=options.limits.cut(SERVER_START_TIMEOUT_S),
-            call_timeout_s=options.limits.cut(TOOL_CALL_TIMEOUT_S),
-            on_demand=servers_on_demand,
-        )
-        # Open circuits, servers' and models', are shared with every process on the store
-        # (checkpoints/breakers.py).
-        board = hub.backpressure.board = breaker_board(checkpoint_store(audit_db).location)
-        try:
-            yield Services(
-                hub=hub,
-                models=options.models,
-                roster=options.roster,
-                planner=options.planner,
-                limits=options.limits,
-                audit=audit,
-                model_health=ModelHealth(board=board),
-            )
-        finally:
-            await hub.aclose()
-            await board.aclose()
-    finally:
-        await audit.close()  # its worker thread would keep the process alive
 
 
 @dataclass

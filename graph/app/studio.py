@@ -46,7 +46,7 @@ from starlette.routing import Route
 # file checks its import makes (BlockingError).
 import workers.hub.hub  # noqa: F401
 from graph.app.options import MusterOptions
-from graph.app.runtime import open_services
+from graph.app.run_services import open_services
 from graph.build import build_graph
 from graph.services import Services, set_default_services
 

@@ -4,7 +4,7 @@ One process holds one runtime (the checkpoint store, the hub, the models) for it
 as `muster batch` does, and runs each submitted ticket as a background task under the
 thread's lease. Every read goes to the same store `muster threads` and `show` read; every
 decision goes through the resume path `muster approve` and `clarify` use
-(`graph.app.commands.approval_decision`, `check_waiting`, `answer_command`), so the CLI and
+(`graph.app.decisions.approval_decision`, `check_waiting`, `answer_command`), so the CLI and
 the API can act on the same threads. docs/service.md describes the endpoints.
 
 - `app`: the routes (`create_app`) and how errors map to HTTP statuses

@@ -13,7 +13,7 @@ import argparse
 import getpass
 import sys
 
-from graph.app.flags import ExitCode
+from graph.app.exit_codes import ExitCode
 from graph.app.serve.accounts import ACCOUNTS_ENV, Accounts, accounts_path
 from graph.approvers import APPROVERS_ENV, approvers_path, load_approvers
 from workers.errors import ConfigError

@@ -18,15 +18,10 @@ import uuid
 from typing import Any
 
 from checkpoints.threads import status_of, thread_config, thread_exists
-from graph.app.commands import (
-    FollowUpRefused,
-    UnknownThreadError,
-    answer_command,
-    approval_decision,
-    check_waiting,
-    follow_up_problem,
-)
+from graph.app.command_run import UnknownThreadError
+from graph.app.commands import FollowUpRefused, follow_up_problem
 from graph.app.control import write_cancellation
+from graph.app.decisions import answer_command, approval_decision, check_waiting
 from graph.app.options import check_ticket
 from graph.app.pending import NothingPendingError
 from graph.app.serve.accounts import Identity

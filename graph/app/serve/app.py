@@ -27,11 +27,9 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from checkpoints.lease import ThreadBusyError
 from checkpoints.threads import thread_exists
 from graph.app import retention
-from graph.app.commands import (
-    DecisionRefused,
-    FollowUpRefused,
-    UnknownThreadError,
-)
+from graph.app.command_run import UnknownThreadError
+from graph.app.commands import FollowUpRefused
+from graph.app.decisions import DecisionRefused
 from graph.app.options import MusterOptions
 from graph.app.pending import NothingPendingError
 from graph.app.runtime import MusterRuntime, open_runtime, stopped_by

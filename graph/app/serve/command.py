@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from graph.app.commands import _run_options
+from graph.app.command_run import run_options
 from graph.app.options import ExitCode
 from graph.app.serve.auth import load_authenticator
 from graph.app.serve.front import FLEET_ENV, fleet_setting
@@ -29,7 +29,7 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     from graph.app.serve.app import create_app
 
     auth = load_authenticator()
-    options = _run_options(args)
+    options = run_options(args)
     on_fleet = fleet_setting()
     app = create_app(options, auth, fleet=on_fleet)  # a fleet on SQLite: a ConfigError
     config = uvicorn.Config(
