@@ -202,3 +202,17 @@ def test_the_cycle_check_finds_a_loop(tmp_path: Path, monkeypatch: pytest.Monkey
     (tmp_path / "pkg" / "b.py").write_text("from pkg import a\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert import_cycles(("pkg",)) == [["pkg.a", "pkg.b"]]
+
+
+MAX_MODULE_LINES = 400
+"""Issue 26: no module of the engine, the workers or the store grows past this."""
+
+
+def test_no_engine_module_is_over_400_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): n
+        for package in ("graph", "workers", "checkpoints")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
