@@ -291,6 +291,25 @@ def test_the_money_that_has_not_come_back_is_no_late_parcel() -> None:
     assert "late_delivery" in intents("Order 12351: nothing has come yet, it's been 9 days.")
 
 
+def test_german_and_portuguese_wording_from_fresh_sets() -> None:
+    # A chargeback through the bank is a threat, not a refund asked for.
+    found = intents(
+        "Wenn das Paket nicht bis Freitag da ist, mach ich eine Rückbuchung bei der Bank."
+    )
+    assert "refund_request" not in found
+    assert "refund_request" in intents("Bitte des doppelte Geld zruckbuchen, Bestellung 12366.")
+    # Ordered twice elsewhere is no double charge.
+    found = intents("Bitte 12324 stornieren, hab es doppelt bei einem anderen Händler bestellt.")
+    assert found == {"cancellation"}
+    # A different item, the id in brackets; points not credited are no account takeover.
+    found = intents("Pedi a caixinha de som (pedido 12339) e veio um mouse sem fio no lugar.")
+    assert found == {"wrong_item"}
+    found = intents(
+        "Comprei o moedor (#12340) e os pontos de fidelidade não entraram na minha conta."
+    )
+    assert found == {"loyalty_points"}
+
+
 def test_a_salutation_is_no_time_zone() -> None:
     assert read_ticket("Respected Sir/Madam, please call me back about 12351.").timezone is None
     assert read_ticket("Please call me at 3pm America/New_York.").timezone == "America/New_York"

@@ -112,7 +112,7 @@ INTENTS: tuple[Intent, ...] = (
             r"double (?:prelevement|debit|paiement|facturation)",
             r"(?:debite|preleve|facture|paye)\w* deux",
             r"deux prelevements",
-            r"doppelt(?! nicht)(?! (?:bestellt|gekauft|geordert|aufgegeben))(?!(?: \w+){0,3} (?:im|in den) warenkorb)",  # ordered twice is no double charge
+            r"doppelt(?! nicht)(?!(?: \w+){0,4} (?:bestellt|gekauft|geordert))(?! (?:bestellt|gekauft|geordert|aufgegeben))(?!(?: \w+){0,3} (?:im|in den) warenkorb)",  # ordered twice is no double charge
             r"zweimal (?:abgebucht|belastet|berechnet|bezahlt|eingezogen)",
             r"zwei (?:abbuchungen|belastungen|zahlungen)",
             r"(?:abgebucht|belastet|berechnet)[^.?!]{0,30}zweimal",
@@ -417,6 +417,8 @@ INTENTS: tuple[Intent, ...] = (
                     r"(?:placed|ordered) it (?:ages|weeks|months|a long time) ago",
                     r"(?:non si aggiorna|non viene aggiornato|nicht (?:mehr )?aktualisiert|ne bouge plus|no se actualiza|wordt niet (?:meer )?bijgewerkt|nao (?:se )?atualiza|hasn'?t updated|stopped updating|not been updated)",
                     r"fermo da (?:giorni|settimane|\d+)",
+                    r"(?:haengt|steckt) (?:\w+ ){0,5}fest\b",
+                    r"(?:bewegt sich|tut sich) (?:\w+ )?nicht(?:s)?\b",
                     r"still (?:not|no|nothing|haven'?t|waiting)",
                     r"hasn'?t",
                     r"hasnt",

@@ -152,6 +152,11 @@ COURTESY = re.compile(
     # voudrais en offrir une"): context, no request.
     r"|(?:\w+\s){0,4}(?:photos?|pictures?|fotos?|fotografias|bilder|immagini|afbeeldingen)"
     r"(?:\s\w+){0,5}"
+    # A deadline the customer needs the item by ("Ich brauche den Rucksack nächste Woche").
+    r"|(?:i need (?:it|them|the \w+)|ich brauche (?:ihn|sie|es|den \w+|die \w+|das \w+)"
+    r"|j'en ai besoin|lo necesito|la necesito|ne ho bisogno|ik heb (?:het|hem|ze) nodig"
+    r"|preciso (?:dele|dela|disso)) (?:\w+ ){0,3}(?:by|until|for|bis|naechste\w*|next|pour|para"
+    r"|per|voor|antes|avant|vor|fuer|zum)\b.*"
     r"|(?:je voudrais|ich moechte|i'?d like to|quero|quiero|vorrei|ik wil) (?:en |eine?n? |one "
     r"|uma? |una? |ne )?(?:offrir|schenken|verschenken|oferecer|regalar|regalare)\b.*)\W*$"
 )
@@ -236,7 +241,8 @@ FOLLOW_UP_MORE = frozenset(
     """chance find finding found already yet done processed process confirm confirmed through
     before after ships shipping sent send resend possible time long take takes taking last
     ever anyway meanwhile alright fine good right revert earliest needful kindly asap soonest
-    problem problema probleem probleme comigo conmigo
+    problem problema probleem probleme comigo conmigo los kombinieren combine combiner combinar
+    combinare combineren
     deja encore toujours bien bon bonne cela ceci temps combien ca y a-t-il est-il peux-tu
     quoi faire rien chose quelque
     schon bereits noch immer mittlerweile inzwischen etwas nichts woran wieso weshalb wieviel

@@ -51,7 +51,8 @@ PERSONAL = (
     r"charged me",
     r"i'?ve been (?:charged|billed|sent)",
     r"(?:the|my) order number",
-    r"(?:ma|mon|mes) (?:commande|colis|carte|achat|facture|remboursement|paiement|abonnement)",
+    r"(?:ma|mon|mes) (?:\w+ )?(?:commande|colis|carte|achat|facture|remboursement|paiement"
+    r"|abonnement)",
     r"j'ai (?:commande|achete|paye|recu)",
     r"(?:meine|mein|meinen) (?:\w+ )?(?:bestellung|paket|karte|rechnung|geld|lieferung|abo"
     r"|zahlung|erstattung|rueckerstattung)",

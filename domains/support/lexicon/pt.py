@@ -141,6 +141,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:chegou|veio) (?:todo |toda )?(?:estragad|dan|partid)",
     ),
     "defective_item": (
+        # "O leitor digital nunca funcionou direito"
+        r"nunca funcionou(?: direito| bem)?",
+        r"n[aã]o funciona (?:direito|bem)",
         # Portuguese: symptoms of a fault, read from the h26 train tickets
         r"fica (?:travad[oa]|pres[oa]|bloquead[oa]) n[ao]",
         r"desliga sozinh[oa]",
@@ -172,6 +175,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|carregamento|ecra|tela|som|ligacao)",
     ),
     "wrong_item": (
+        # "Pedi a caixinha de som (pedido 12339) e veio um mouse sem fio no lugar."
+        r"(?:pedi|encomendei|comprei|escolhi) (?:[\w#]+\s*|[()]\s*){1,10}e (?:me )?(?:veio|vieram|chegou|chegaram|recebi|mandaram|enviaram) (?:um|uma|o|a|outr)",
+        r"(?:veio|vieram|chegou|mandaram) (?:um|uma|o|a) [^.?!]{1,40} no lugar\b",
         # "Pedi um filtro de água (pedido 12349) e veio um mouse sem fio na caixa"
         r"(?:pedi|encomendei|comprei|escolhi) (?:\w+ |\(|\)|\d+ ){1,8}e (?:me )?(?:veio|vieram|chegou|chegaram|recebi|mandaram|enviaram) (?:um|uma|o|a|outr)",
         r"trocar pel[oa] (?:produto|artigo|item|tamanho|modelo) (?:certo|correto|correcto|que pedi|que encomendei)",
@@ -477,7 +483,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:desconhecid|nao autorizad|indevid|fraudulent|suspeit|que nao fiz|que nao reconheco)",
         r"(?:conta|email|e-mail|perfil|cartao|senha|palavra-passe) (?:\w+ ){0,2}(?:hackead"
         r"|hackerad|invadid|piratead|comprometid|roubad|clonad|violad)",
-        r"(?:hackearam|hackaram|invadiram|piratearam|roubaram|clonaram|entraram) (?:\w+ ){0,2}"
+        # Not "os pontos não entraram na minha conta": points that were never credited.
+        r"(?<!nao )(?<!pontos )(?:hackearam|hackaram|invadiram|piratearam|roubaram|clonaram|entraram) (?:\w+ ){0,2}"
         r"(?:conta|cartao|email|e-mail|senha|palavra-passe|dados)",
         r"hacke?(?:ad|ar|aram|ers?\b)",
         r"(?:alguem|outra pessoa|terceiros|um estranho) (?:\w+ ){0,3}(?:usou|utilizou|entrou"
