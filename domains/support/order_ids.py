@@ -14,6 +14,7 @@ servers are reached only over MCP); `tests/test_plan.py` checks that the two agr
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 ORDER_WORDS: tuple[str, ...] = (
     r"orders?",
@@ -137,12 +138,6 @@ order the ticket is about, said on its own."""
 
 def _bare_ids(text: str) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
-    for sentence in _SENTENCE.finditer(text):
-        before = text[max(0, sentence.start() - 30) : sentence.start()]
-        # "Kundennr. 12388": the sentence break is the abbreviation's dot, the label before it.
-        labelled = NOT_AN_ORDER.search(before + " ") or LABEL_BEFORE.search(before)
-        if (alone := ALONE.match(sentence.group(0))) and not labelled:
-            found.append((sentence.start() + alone.start(1), alone.group(1)))
     for match in BARE_NUMBER.finditer(text):
         before = text[max(0, match.start() - 30) : match.start()]
         if INTRODUCED.search(before) and not NOT_AN_ORDER.search(before):
@@ -153,6 +148,11 @@ def _bare_ids(text: str) -> list[tuple[int, str]]:
                 end = joined.end()
     for sentence in _SENTENCE.finditer(text):
         body = sentence.group(0)
+        if alone := ALONE.match(body):
+            before = text[max(0, sentence.start() - 30) : sentence.start()]
+            # "Kundennr. 12388": the sentence break is the abbreviation's dot, the label before it.
+            if not (NOT_AN_ORDER.search(before + " ") or LABEL_BEFORE.search(before)):
+                found.append((sentence.start() + alone.start(1), alone.group(1)))
         if not ORDER_CONTEXT.search(body):
             continue
         for match in BARE_NUMBER.finditer(body):
@@ -175,6 +175,14 @@ def find_order_ids(text: str) -> list[str]:
     taken = {position for position, _ in found}
     found += [(at, number) for at, number in _bare_ids(text) if at not in taken]
     return list(dict.fromkeys(number for _, number in sorted(found)))
+
+
+def ids_in(text: str, ids: Iterable[str]) -> list[str]:
+    """Those of `ids` (already found in the whole ticket) that stand in `text` as numbers of
+    their own, in the order they do: an id is told from a number by its sentence, so a clause
+    cut from it ("but DON'T touch 12344") is searched for the ticket's ids, not parsed again."""
+    at = {i: m.start() for i in ids if (m := re.search(rf"(?<!\d){re.escape(i)}(?!\d)", text))}
+    return sorted(at, key=at.__getitem__)
 
 
 def normalize_order_id(value: object) -> str:

@@ -249,18 +249,6 @@ def clause_starts(text: str) -> frozenset[str]:
     )
 
 
-def _build(folded_phrases: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """(beginnings, unlisted phrases) of phrases folded like the text."""
-    beginnings: set[str] = set()
-    unlisted: list[str] = []
-    for phrase in folded_phrases:
-        try:
-            beginnings |= _anchors(list(sre_parse.parse(phrase)), at_start=True)[1]
-        except (_Unlisted, re.error, AttributeError, TypeError, ValueError, IndexError):
-            unlisted.append(phrase)
-    return sorted(beginnings), unlisted
-
-
 def digest(folded_phrases: tuple[str, ...]) -> str:
     """What a stored gate was built from: the phrases and the width."""
     text = "\n".join((str(WIDTH), *folded_phrases))
@@ -284,9 +272,16 @@ STORED = Path(__file__).with_name("phrase_gates.json")
 
 
 def built(folded_phrases: tuple[str, ...]) -> dict[str, list[str]]:
-    """The stored form of a gate (what `scripts/build_phrase_gates.py` writes)."""
-    beginnings, unlisted = _build(folded_phrases)
-    return {"beginnings": beginnings, "unlisted": unlisted}
+    """A gate's stored form (what `scripts/build_phrase_gates.py` writes): the beginnings of
+    the phrases that can be listed, and the phrases that cannot."""
+    beginnings: set[str] = set()
+    unlisted: list[str] = []
+    for phrase in folded_phrases:
+        try:
+            beginnings |= _anchors(list(sre_parse.parse(phrase)), at_start=True)[1]
+        except (_Unlisted, re.error, AttributeError, TypeError, ValueError, IndexError):
+            unlisted.append(phrase)
+    return {"beginnings": sorted(beginnings), "unlisted": unlisted}
 
 
 @cache

@@ -23,7 +23,7 @@ from functools import partial
 from . import second_opinion
 from .intent_model import load_follow_up_model, load_model
 from .intents import BY_NAME, INTENTS, Intent, pattern, pattern_at, phrase_gate
-from .order_ids import find_order_ids
+from .order_ids import find_order_ids, ids_in
 from .own_words import own_words
 from .phrase_gate import clause_starts
 from .text_norm import fold, normalize
@@ -605,9 +605,7 @@ def _apart(clauses: tuple[ClauseReading, ...], own_text: str) -> frozenset[tuple
     for clause in clauses:
         # A clause naming no order speaks of the last one named ("Ich hab 12334 storniert.
         # Vergesst das bitte").
-        named = [
-            i for i in in_ticket if re.search(rf"(?<!\d){re.escape(i)}(?!\d)", clause.text)
-        ] or (find_order_ids(clause.text) or last)
+        named = ids_in(clause.text, in_ticket) or find_order_ids(clause.text) or last
         last = named
         for name in clause.intents:
             ids.setdefault(name, set()).update(named)

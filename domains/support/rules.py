@@ -29,7 +29,7 @@ from . import second_opinion
 from .intent_model import load_model, predicted
 from .intents import BY_NAME, INTENTS, find_timezone, pattern
 from .language import detect_language
-from .order_ids import ORDER_ID, find_order_ids
+from .order_ids import ORDER_ID, find_order_ids, ids_in
 from .reading import (
     BUT,
     CLAUSE,
@@ -296,12 +296,6 @@ FINE = re.compile(
 text)."""
 
 
-def _ids_in(text: str, ids: set[str]) -> list[str]:
-    """Those of `ids` that stand in `text` as numbers of their own, in the order they do."""
-    at = {i: m.start() for i in ids if (m := re.search(rf"(?<!\d){re.escape(i)}(?!\d)", text))}
-    return sorted(at, key=at.__getitem__)
-
-
 def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
     """Which order-bound intents each named order is the subject of: those read in the
     clauses that name it, or that follow it before another order is named ("Cancel 12354.
@@ -315,7 +309,7 @@ def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
     for clause in _understood(request).clauses:
         # The ticket's ids, as they stand in this clause: an id is told from a number by its
         # sentence ("cancel 12374 but DON'T touch 12344": that clause alone has no order word).
-        named = _ids_in(clause.text, known)
+        named = ids_in(clause.text, known)
         current = named or current
         if named and not clause.intents and FINE.search(normalize(clause.text)):
             fine.update(named)
