@@ -30,7 +30,10 @@ domain (principle 13). `domain.json` names the pack's parts:
   `SUBJECT_INPUT` (the packet input naming what a request is about: support's `order_id`), then
   for `muster eval`, either `EVAL_FIELDS` (labelled fields the shell's harness scores, a
   `graph.app.eval_fields.LabelledFields`: support's `scoring.py`) or `score(values, labels)`
-  and `TARGETS` (a pack that scores itself: incidents), and `SCENARIOS`.
+  and `TARGETS` (a pack that scores itself: incidents), and `RECEIVED_FIELD` (the dataset
+  field its lines give their arrival time in, read as `received_at`: incidents' `paged_at`);
+  `resolve_facts(declared, subject_ids, *, hub, roster, received_at)` (`graph.facts`) adds
+  the pack's own facts before the specialists run.
 
 Proposal rules and fallbacks are registered when a pack loads, and building a run's
 `graph.services.Services` loads its roster's pack: a fresh run, a resume that starts in a
@@ -120,6 +123,12 @@ class DomainPack:
         key = self.hook("SUBJECT_INPUT")
         return str(key) if key else None
 
+    @property
+    def received_field(self) -> str:
+        """The field a dataset or tickets line gives its arrival time in, besides
+        `received_at` (the plug-in's `RECEIVED_FIELD`: incidents' `paged_at`)."""
+        return str(self.hook("RECEIVED_FIELD") or "received_at")
+
     def subject_ids(self, text: str) -> tuple[str, ...]:
         """The ids of what `text` is about, as the pack's reading finds them (its
         `TicketReading.order_ids`: support's order ids; none for a pack that reads none)."""
@@ -181,7 +190,7 @@ HOOKS = frozenset(
         # values
         "INTENTS", "PROPOSAL_RULES", "FALLBACKS", "ACTION_NAMES", "ACTION_SUBJECTS",
         "AFTER_EXECUTE", "BEFORE_ASK", "BEFORE_EXECUTE", "ANSWER_LABELS", "EVAL_DATABASES",
-        "EVAL_ENV", "EVAL_FIELDS", "REQUESTER_TOOLS", "SUBJECT_INPUT", "TARGETS",
+        "EVAL_ENV", "EVAL_FIELDS", "RECEIVED_FIELD", "REQUESTER_TOOLS", "SUBJECT_INPUT", "TARGETS",
     }
 )  # fmt: skip
 """Every name the engine looks up in a pack's plug-in (the contract in this docstring)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from langgraph.runtime import get_runtime
@@ -49,12 +50,18 @@ class SharedFacts:
 
 
 FactResolver = Callable[..., Awaitable[SharedFacts]]
-"""A pack's `resolve_facts(declared, order_ids, *, hub, roster)`: the declared facts with
-its own added, given the request's subject ids (support: its order ids)."""
+"""A pack's `resolve_facts(declared, order_ids, *, hub, roster, received_at)`: the declared
+facts with its own added, given the request's subject ids (support: its order ids) and when
+the request arrived (`InputState.received_at`, None when its caller did not say)."""
 
 
 async def resolve_shared_facts(
-    packets: Sequence[Handoff], order_ids: Sequence[str], *, hub: ToolHub, roster: Roster
+    packets: Sequence[Handoff],
+    order_ids: Sequence[str],
+    *,
+    hub: ToolHub,
+    roster: Roster,
+    received_at: datetime | None = None,
 ) -> SharedFacts:
     """Packets with the facts their workers need attached, and notes: the roster's declared
     facts, then whatever the roster's pack resolves itself (`resolve_facts`)."""
@@ -62,7 +69,7 @@ async def resolve_shared_facts(
     resolve: FactResolver | None = pack_of(roster).hook("resolve_facts")
     if resolve is None:
         return declared
-    return await resolve(declared, order_ids, hub=hub, roster=roster)
+    return await resolve(declared, order_ids, hub=hub, roster=roster, received_at=received_at)
 
 
 async def _declared_facts(
@@ -70,8 +77,9 @@ async def _declared_facts(
 ) -> SharedFacts:
     """The facts a domain's roster declares (`Roster.shared_facts`): each looked up once per
     distinct arguments, through an allowlist of exactly its one read tool, and attached to
-    every packet whose worker `needs` it. A lookup that fails is a note: the workers then go
-    without it, and say what they could not see."""
+    every packet whose worker `needs` it, once the packet gives every argument it names. A
+    lookup that fails is a note: the workers then go without it, and say what they could not
+    see."""
     found: dict[str, Finding | None] = {}
     notes: list[str] = []
     kept: list[Handoff] = []
@@ -83,7 +91,12 @@ async def _declared_facts(
             if fact is None:
                 continue
             inputs = packet.inputs
-            args = {arg: inputs[source] for arg, source in fact.args.items() if source in inputs}
+            if any(source not in inputs for source in fact.args.values()):
+                # Not yet: a lookup missing an argument would be another question (an
+                # incident page's window before its date is settled reads the data's end,
+                # not the page's time); the pack's `resolve_facts` asks again once it has it.
+                continue
+            args = {arg: inputs[source] for arg, source in fact.args.items()}
             key = fact.tool + json.dumps(args, sort_keys=True)
             if key not in found:
                 result = await hub.call(fact.tool, args, [fact.tool])

@@ -26,7 +26,14 @@ from graph.facts import resolve_shared_facts
 from graph.plan_validation import ValidatedPlan, validate_plan
 from graph.planners.base import RevisablePlanner, TicketReading
 from graph.services import Services, services_for
-from graph.state import FOLLOW_UP_RESETS, Contact, MusterState, ready_packets, turn_of
+from graph.state import (
+    FOLLOW_UP_RESETS,
+    Contact,
+    MusterState,
+    ready_packets,
+    received_time,
+    turn_of,
+)
 from graph.supervisor_spend import counting
 from graph.versions import current_versions
 from workers.contracts import ActionRecord, Answer, Handoff
@@ -72,7 +79,11 @@ async def plan(
         p.inputs[key] for p in validated.packets if key is not None and key in p.inputs
     ]
     shared = await resolve_shared_facts(
-        validated.packets, order_ids, hub=services.hub, roster=services.roster
+        validated.packets,
+        order_ids,
+        hub=services.hub,
+        roster=services.roster,
+        received_at=received_time(state),
     )
     packets = shared.packets
     if services.trace is not None:  # which traced run dispatched them

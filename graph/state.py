@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
+from datetime import datetime
 from functools import reduce
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langgraph.channels.delta import DeltaChannel
 
+from graph.received import parse_received_at
 from workers.contracts import ActionRecord, Answer, Finding, Handoff, RecoveryRecord, Report
 
 
@@ -69,10 +71,25 @@ class Contact(TypedDict, total=False):
 
 
 class InputState(TypedDict):
-    """What a caller passes in: the request, nothing else."""
+    """What a caller passes in: the request and, when the caller knows it, when it arrived."""
 
     request: str
     """The ticket or incident text, verbatim."""
+    received_at: NotRequired[str]
+    """When the request reached Muster (ISO 8601 with its offset; `muster run --received-at`,
+    a batch or eval line's `received_at`): a pack whose request names no time of its own
+    (a page stating no time or no date) reads it, and says so in the answer."""
+
+
+def received_time(state: InputState | dict[str, Any]) -> datetime | None:
+    """When the request arrived, if its caller said (entry points validate the form)."""
+    text = state.get("received_at")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        return parse_received_at(text)
+    except ValueError:
+        return None
 
 
 class MusterState(InputState, total=False):

@@ -20,6 +20,7 @@ import pytest
 
 from checkpoints.threads import thread_config
 from domains.incidents import plugin, triage
+from domains.incidents.windows import UNDATED, page_time_of
 from graph.app.runtime import open_runtime, stream_run
 from tests.conftest import MusterEnv, calls_so_far
 from tests.test_incidents import incident_env, options, seeded
@@ -115,7 +116,11 @@ def test_a_bare_ten_digit_number_is_no_time() -> None:
 def test_a_page_with_no_time_is_never_read_as_now() -> None:
     page = "checkout can't place orders, still going, about half an hour in"
     assert plugin.page_time(page) is None
-    assert plugin.plan(page, plugin_roster()) == []  # nothing is read as of "now"
+    # Nothing is read as of "now": the packets carry no window until the page's arrival
+    # time gives one (`page_received`; without it `resolve_page_day` drops them).
+    packets = plugin.plan(page, plugin_roster())
+    assert packets and not any(page_time_of(p.inputs) for p in packets)
+    assert all(UNDATED in p.inputs for p in packets)
     reading = plugin.read_request(page)
     assert any("when the page was sent" in part for part in reading.unaccounted)
     answer = answer_for(page)

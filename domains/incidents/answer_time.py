@@ -43,9 +43,13 @@ def time_claim(reading: PageReading, at: datetime | None, day_reason: str,
     if page is None and reading.unknown_zone:
         return (f"Page time: could not tell: \"{reading.unknown_zone}\" is in a zone Muster "
                 "does not know, so the page was not triaged as of any time.")
+    if page is None and at is not None:
+        return (f"Page time: the page states no time, so it was triaged as of when it was "
+                f"received: {at:%Y-%m-%d %H:%M} UTC.")
     if page is None:
-        return ("Page time: could not tell: the page states no time, so it was not triaged "
-                "as of any time (not even the data's latest minute).")
+        return ("Page time: could not tell: the page states no time and came with no "
+                "received time, so it was not triaged as of any time (not even the data's "
+                "latest minute).")
     if at is None:
         return (f"Page time: could not tell which day \"{page.written}\" is: the page gives no "
                 "date and none could be settled from the data.")

@@ -51,7 +51,8 @@ from .page_day_evidence import (
     settings_named,
     settings_worded,
 )
-from .page_time import change_moments, month_day, stated_onset, versions_named
+from .page_received import DAYS_BACK, candidates, received_moment
+from .page_time import change_moments, stated_onset, versions_named
 from .reading import PageReading, read_page
 from .services import said_fine
 from .signals import NEW_AFTER, Seen, incident_signals, when
@@ -63,8 +64,6 @@ if TYPE_CHECKING:  # the hub loads the MCP SDK, only once a hub runs
 
 SUMMARY = "logs.error_summary"
 CHANGES = "deploys.list_changes"
-DAYS_BACK = 7
-"""How many days before the data's latest minute a page's clock time may fall on."""
 ONSET_SLACK = timedelta(minutes=6)
 CHANGE_SLACK = timedelta(minutes=3)
 NAMED_CHANGE_SPAN = timedelta(hours=24)
@@ -152,29 +151,6 @@ def _data_now(packets: Sequence[Handoff]) -> datetime | None:
                 if moment is not None:
                     return moment
     return None
-
-
-def candidates(reading: PageReading, text: str, now: datetime) -> list[datetime]:
-    """The page's moment on each local day from the data's latest minute back a week (only
-    the stated month and day, if the page gives one without a year, or the weekday written
-    beside its time), latest first; both halves of the day for a time in words that says
-    neither ("ten to four UTC")."""
-    assert reading.time is not None
-    page = reading.time
-    wanted = month_day(text)
-    local_now = now.astimezone(page.tz).date()
-    out: list[datetime] = []
-    for back in range(DAYS_BACK + 1):
-        day = local_now - timedelta(days=back)
-        if wanted is not None and (day.month, day.day) != wanted:
-            continue
-        if page.weekday is not None and day.weekday() != page.weekday:
-            continue
-        for moment in (page.on(day), page.on(day) + timedelta(hours=12)
-                       if page.either_half else None):
-            if moment is not None and moment <= now:
-                out.append(moment)
-    return sorted(out, reverse=True)
 
 
 def score_days(reading: PageReading, text: str, days: list[Day],
@@ -373,21 +349,37 @@ async def settle_day(reading: PageReading, text: str, now: datetime, hub: ToolHu
 
 
 async def resolve_page_day(
-    declared: SharedFacts, order_ids: Sequence[str], *, hub: ToolHub, roster: Roster
+    declared: SharedFacts,
+    order_ids: Sequence[str],
+    *,
+    hub: ToolHub,
+    roster: Roster,
+    received_at: datetime | None = None,
 ) -> SharedFacts:
-    """The pack's `resolve_facts`: a page without a date gets the windows of the day that
-    fits it (module docstring) and its declared facts resolved again for them."""
+    """The pack's `resolve_facts`: a page without a date (or, once received at a known
+    moment, without a time) gets the windows of the moment that fits it (module docstring;
+    `page_received`) and its declared facts resolved again for them."""
     pending = [p for p in declared.packets if UNDATED in p.inputs]
     if not pending:
         return declared
     text = pending[0].inputs[UNDATED]
     reading = read_page(text)
-    now = _data_now(declared.packets)
-    if now is None:
-        data = await _call(hub, SUMMARY, {"service": reading.service or ""})
-        now = when((data or {}).get("until"))
-    at, why, guess = (None, "the data's latest minute could not be read", True) if (
-        now is None) else await settle_day(reading, text, now, hub)
+    if reading.time is None and received_at is None:
+        # No time in the text and none from delivery: nothing to read the data as of.
+        return SharedFacts(packets=[], notes=[
+            "could not settle the page's time (the page states no time and came with no "
+            "received time): nothing was triaged"])
+    if received_at is not None:
+        # The delivery time settles it (page_received.py); the data need not be asked.
+        at, why = received_moment(reading, text, received_at)
+        guess = False
+    else:
+        now = _data_now(declared.packets)
+        if now is None:
+            data = await _call(hub, SUMMARY, {"service": reading.service or ""})
+            now = when((data or {}).get("until"))
+        at, why, guess = (None, "the data's latest minute could not be read", True) if (
+            now is None) else await settle_day(reading, text, now, hub)
     if at is None:
         note = f"could not settle the page's date ({why}): nothing was triaged"
         return SharedFacts(packets=[], notes=[note])

@@ -87,12 +87,14 @@ def read_request(request: str) -> TicketReading:
 
 def plan(request: str, roster: Roster) -> list[Handoff]:
     """logs, metrics and deploys in parallel, each with the window it needs. A page whose
-    service or time cannot be told gets no packets (the answer says what is missing); one
-    with a clock time but no date gets packets without windows, which `resolve_page_day`
-    fills once it has settled the day."""
+    service cannot be told, or whose time is in a zone nobody knows, gets no packets (the
+    answer says what is missing); one with a clock time but no date, or with no time at all,
+    gets packets without windows, which `resolve_page_day` fills once it has settled the
+    moment (from when the page was received, else the data; a page stating no time that came
+    with no received time is not triaged)."""
     reading = read_page(request)
     service = reading.service
-    if service is None or reading.time is None:
+    if service is None or reading.unknown_zone:
         return []  # the answer says what is missing and hands it to a human
     at = reading.at
     packets: list[Handoff] = []
@@ -213,6 +215,9 @@ async def rollback_already_ran(services: Any, action: ProposedAction) -> str | N
 BEFORE_ASK = {ROLLBACK: rollback_already_ran}
 """A rollback another thread already ran is not put to a human (graph/approval_settled.py)."""
 
+RECEIVED_FIELD = "paged_at"
+"""The field a labelled page gives its delivery time in (LABELS.md), read as the run's
+`received_at` (page_received.py)."""
 EVAL_DATABASES = ("MUSTER_DEPLOYS_DB",)
 """What an eval's rollbacks write: `muster eval` gives it a fresh file (logs and metrics are
 read-only)."""
@@ -409,7 +414,12 @@ def compose_answer(state: MusterState) -> Answer:
         unknown.append(f"why {diag.service} is failing (its own team must say)")
     if reading.service is None:
         unknown.append("which service the page is about: name it and run again")
-    if reading.time is None:
+    if reading.time is None and at is not None:
+        unknown.append(
+            f"when the page was sent: its text states no time, so it was read as of when it "
+            f"was received ({at:%Y-%m-%d %H:%M} UTC); give its time if it was sent earlier"
+        )
+    elif reading.time is None:
         unknown.append("when the page was sent: give its time (with its zone) and run again")
         if reading.service is not None:
             unknown.append(
@@ -556,7 +566,10 @@ def _time_field(values: dict[str, Any], labels: dict[str, Any]) -> tuple[bool, s
     """The page time the triage assumed against the label's `assumed_time` (the UTC time the
     page text states, null when it states none); right by definition for a label without
     the key (the original queue's, whose pages all carry a UTC header)."""
-    got = iso_minute(assumed_time(values)[0])
+    # The label is the time the text states: a page stating none scores None, whichever
+    # moment (its arrival) the triage went on.
+    stated = read_page(str(values.get("request") or "")).time is not None
+    got = iso_minute(assumed_time(values)[0]) if stated else None
     if "assumed_time" not in labels:
         return True, "-", str(got)
     expected = labels.get("assumed_time")

@@ -5,7 +5,7 @@ Only with a zone right after (read by `zones.zone_after`), so "five to ten minut
 time. Words give the hour on a twelve-hour clock: "in the morning", "a.m.", "afternoon",
 "evening", "p.m.", "tonight" in the same clause say which half of the day; without them the
 time is either (`ProseClock.either_half`), and a page without a date is settled on the day
-and half its data fits (`page_day.candidates`).
+and half its data fits (`page_received.candidates`).
 
 Pure functions, standard library only.
 """

@@ -74,7 +74,7 @@ def read_page(request: str) -> PageReading:
         )
     if page_time is None:
         unaccounted.append(
-            f"when the page was sent: it states no time, so it was not read as any "
+            f"when the page was sent: its text states no time "
             f"(page: '{_snippet(request)}')"
         )
     elif page_time.unknown_zone:

@@ -92,11 +92,13 @@ CONTEXT_AROUND = re.compile(
     r"^(?:\s+[\w.-]+)?\s+(?:deploy|release|restart|rollout|change|patch|incident)\b",
     re.IGNORECASE)
 SYMPTOM_AFTER = re.compile(
-    r"^(?:'s|:)?(?:\s+(?!and\b|but\b|calls?\b)[\w/.-]+){0,3}?\s+(?:(?:is|are|keeps?|still|now)\s+)*"
+    r"^(?:'s|:|[/.-][\w/.-]*)?(?:\s+(?!and\b|but\b|calls?\b)[\w/.-]+){0,3}?\s+"
+    r"(?:(?:is|are|keeps?|still|now)\s+)*"
     r"(?:failing|fails|failed|erroring|errors?|5xx|[2-5]\d\d\w*|timing out|timeouts?|slow|"
     r"down|broken|degraded|flaky|latency|p9[59]|spiking|throwing|returning|crawling)\b",
     re.IGNORECASE)
-"""After a service: the page says it is failing ("checkout is slow", "search 500s"); not in a
+"""After a service: the page says it is failing ("checkout is slow", "search 500s", a route of
+it: "/api/checkout/confirm throwing 500s"); not in a
 question or a guess ("is payments down?", "looks like payments is timing out"), nor of a
 call to it ("the payments call timed out": the caller's failure)."""
 HEDGE = re.compile(r"\b(?:looks like|seems like|maybe|perhaps|could|might|is it|suspect)\b",

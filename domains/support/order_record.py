@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from graph.facts import SHARED_CALL_PREFIX, SharedFacts, record_lookup
@@ -31,11 +32,17 @@ UNKNOWN_ORDER = re.compile(r"\bno order (\S+);")
 
 
 async def resolve_order_record(
-    declared: SharedFacts, order_ids: Sequence[str], *, hub: ToolHub, roster: Roster
+    declared: SharedFacts,
+    order_ids: Sequence[str],
+    *,
+    hub: ToolHub,
+    roster: Roster,
+    received_at: datetime | None = None,
 ) -> SharedFacts:
     """The declared facts' packets with the order record attached where their worker needs
     it, the notes of each lookup, the orders that do not exist and the packets about them,
-    answered."""
+    answered. (`received_at` is unused: an order's facts do not depend on when the ticket
+    came; the orders server has its own "today".)"""
 
     def needs_record(packet: Handoff) -> bool:
         spec = roster.get(packet.recipient)

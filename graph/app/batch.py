@@ -47,6 +47,7 @@ from graph.app.hints import Carried
 from graph.app.options import ExitCode, MusterOptions
 from graph.app.runtime import open_runtime, open_store
 from graph.app.signals import SignalDrain
+from graph.domains import load_domain
 from workers.errors import ConfigError
 
 DEFAULT_CONCURRENCY = BATCH_CONCURRENCY
@@ -112,8 +113,8 @@ def batch_options(args: argparse.Namespace) -> BatchOptions:
     """Validate the arguments and read the tickets file (raises `ConfigError`, exit 2)."""
     concurrency = parse_concurrency(getattr(args, "concurrency", DEFAULT_CONCURRENCY))
     path = Path(args.tickets).expanduser()
-    tickets = load_tickets(path)
     run = MusterOptions.from_args(args)
+    tickets = load_tickets(path, load_domain(run.domain).received_field)
     run.store.check()
     return BatchOptions(
         path=path,

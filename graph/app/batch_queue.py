@@ -159,7 +159,7 @@ async def run_batch(
                         snapshot = await stream_run_snapshot(
                             runtime,
                             thread_id,
-                            None if resume else {"request": ticket.request},
+                            None if resume else ticket.payload(),
                             services=runtime.for_thread(thread_id),
                             control=control,
                             graph=graph,

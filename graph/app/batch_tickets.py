@@ -17,6 +17,7 @@ from pathlib import Path
 
 from graph.app.jsonl import read_objects
 from graph.app.options import ticket_problem
+from graph.received import parse_received_at
 from workers.errors import ConfigError
 
 TICKET_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -34,10 +35,21 @@ class Ticket:
     id: str
     request: str
     line: int
+    received_at: str | None = None
+    """When it arrived (`received_at`, or the field its pack names: incidents' `paged_at`),
+    passed to the run as `InputState.received_at`."""
+
+    def payload(self) -> dict[str, str]:
+        """The run's input (`graph.state.InputState`)."""
+        return {
+            "request": self.request,
+            **({"received_at": self.received_at} if self.received_at else {}),
+        }
 
 
-def load_tickets(path: Path) -> list[Ticket]:
-    """Read and validate a tickets file; a `TicketsFileError` names the file and the line."""
+def load_tickets(path: Path, received_field: str = "received_at") -> list[Ticket]:
+    """Read and validate a tickets file; a `TicketsFileError` names the file and the line.
+    A line's arrival time is its `received_at`, else its `received_field` (the pack's)."""
     tickets: list[Ticket] = []
     first_line: dict[str, int] = {}
     shape = '{"id": ..., "request": ...}'
@@ -62,7 +74,20 @@ def load_tickets(path: Path) -> list[Ticket]:
                 f'{where}: duplicate id "{ticket_id}" (first on line {first_line[ticket_id]})'
             )
         first_line[ticket_id] = number
-        tickets.append(Ticket(id=ticket_id, request=request, line=number))
+        received = data.get("received_at") or data.get(received_field)
+        if received is not None:
+            try:
+                parse_received_at(str(received))
+            except ValueError as error:
+                raise TicketsFileError(f"{where}: ticket {ticket_id}: {error}") from None
+        tickets.append(
+            Ticket(
+                id=ticket_id,
+                request=request,
+                line=number,
+                received_at=str(received) if received is not None else None,
+            )
+        )
     if not tickets:
         raise TicketsFileError(f"tickets file {path} has no tickets")
     return tickets

@@ -29,6 +29,7 @@ from graph.app.flags import (
     add_store_options,
     add_time_travel_parsers,
     days,
+    received_moment,
 )
 from graph.app.fleet_flags import FLEET_COMMANDS, FLEET_STARTING, add_fleet_commands
 from graph.app.thread_filters import STATUSES, since_time, thread_status
@@ -78,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--scenario", help=f"a bundled scenario ({', '.join(SCENARIO_NAMES)}); sets models"
     )
     run.add_argument("--thread", help="thread id to use (must be new)")
+    run.add_argument(
+        "--received-at",
+        type=received_moment,
+        metavar="TIME",
+        help="when the request arrived, ISO 8601 with its offset (2025-06-12T14:09:00Z): a "
+        "page that states no time (or no date) is read as of it, and the answer says so",
+    )
     resume = commands.add_parser(
         "resume", parents=[common, running], help="resume an unfinished thread"
     )

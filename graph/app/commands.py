@@ -76,7 +76,9 @@ async def cmd_run(args: argparse.Namespace) -> int:
             progress = Progress(sys.stderr if args.json else sys.stdout, runtime.services.hub)
             progress.line(servers_line(runtime, started))
             progress.line(f"thread: {thread_id}")
-            return await finish_run(args, runtime, thread_id, {"request": request}, progress)
+            received = getattr(args, "received_at", None)
+            payload = {"request": request, **({"received_at": received} if received else {})}
+            return await finish_run(args, runtime, thread_id, payload, progress)
 
 
 class FollowUpRefused(MusterError):

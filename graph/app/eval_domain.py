@@ -23,6 +23,7 @@ from graph.app.eval_env import isolated_environment
 from graph.app.options import MusterOptions
 from graph.app.runtime import open_runtime, stream_run
 from graph.domains import DomainPack
+from graph.received import parse_received_at
 from workers.errors import ConfigError
 
 Scorer = Callable[[dict[str, Any], dict[str, Any]], dict[str, tuple[bool, str, str]]]
@@ -39,6 +40,9 @@ class DomainCase:
     """The request text."""
     labels: dict[str, Any]
     """What the right answer holds."""
+    received_at: str | None = None
+    """When the request arrived (the line's `received_at`, or the field the pack names for
+    it: incidents' `paged_at`), passed to the run as `InputState.received_at`."""
 
 
 @dataclass
@@ -77,12 +81,27 @@ def load_cases(pack: DomainPack, dataset: Path | None = None) -> list[DomainCase
     labels_file = labels_for(pack, dataset)
     labels = {str(row["id"]): row["labels"] for row in _jsonl(labels_file)} if labels_file else {}
     cases = []
+    received_field = pack.received_field
     for row in requests:
         case_id = str(row.get("id"))
         if case_id not in labels and "labels" not in row:
             raise ConfigError(f"case {case_id} has no labels")
-        cases.append(DomainCase(case_id, str(row["request"]), labels.get(case_id) or row["labels"]))
+        received = row.get("received_at") or row.get(received_field)
+        if received is not None:
+            try:
+                parse_received_at(str(received))
+            except ValueError as error:
+                raise ConfigError(f"case {case_id}: {error}") from None
+        cases.append(
+            DomainCase(
+                case_id,
+                str(row["request"]),
+                labels.get(case_id) or row["labels"],
+                str(received) if received is not None else None,
+            )
+        )
     return cases
+
 
 
 async def evaluate_domain(
@@ -118,7 +137,10 @@ async def evaluate_domain(
                     await stream_run(
                         runtime,
                         thread_id,
-                        {"request": case.request},
+                        {
+                            "request": case.request,
+                            **({"received_at": case.received_at} if case.received_at else {}),
+                        },
                         services=runtime.for_thread(thread_id, trace_dir=Path(tmp) / "traces"),
                         graph=graph,
                     )

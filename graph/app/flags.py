@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from graph.received import parse_received_at
+
 DEFAULT_MODEL = "offline"
 """The model every entry point uses unless `--model` or `MUSTER_MODEL` names another."""
 DEFAULT_PLANNER = "rules"
@@ -338,3 +340,12 @@ def add_replay_parser(
         metavar="N",
         help=f"threads replayed at once (default: {REPLAY_CONCURRENCY})",
     )
+
+
+def received_moment(text: str) -> str:
+    """`--received-at`: ISO 8601 with an offset, kept as given; argparse prints the error."""
+    try:
+        parse_received_at(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text.strip()
