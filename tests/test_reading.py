@@ -1221,3 +1221,48 @@ def test_a_delivery_status_question_is_answered_with_the_tracking_article() -> N
         assert comms == "KB-101", ticket
     late = plan_ticket("Order 12361 was meant to arrive on Monday and it's still not here.", ROSTER)
     assert "KB-102" in {p.inputs.get("article_id") for p in late}
+
+
+def test_a_hoped_not_yet_shipped_a_plan_a_tracking_fault_and_a_confirmation_are_no_request(
+) -> None:
+    cases = {
+        # "It hasn't shipped yet, right?" beside a cancellation hopes it is in time: no delay.
+        "Gostaria de cancelar a encomenda n.º 12324. Ainda não foi expedida, certo?": (
+            {"cancellation"},
+            {"late_delivery"},
+        ),
+        "Please cancel order 12324. It hasn't shipped yet, right?": (
+            {"cancellation"},
+            {"late_delivery"},
+        ),
+        # ... but "three weeks and still not shipped" is a delay.
+        "Please cancel order 12324, it's been three weeks and it still hasn't shipped.": (
+            {"cancellation", "late_delivery"},
+            set(),
+        ),
+        # Something the customer may do some day is a plan, not a request.
+        "Quanto tempo demora um reembolso a aparecer no cartão? Estou a pensar devolver umas "
+        "coisas no futuro.": ({"refund_request"}, {"return_request"}),
+        # The tracking does not work, not the product.
+        "Waar blijft mijn pakket? Bestelnummer 12341. Track & trace doet het niet.": (
+            {"late_delivery"},
+            {"defective_item"},
+        ),
+        # A shipping confirmation just received: it has shipped, nothing is late.
+        "Ich habe gerade eine Versandbestätigung für Bestellung 12367 bekommen. Den habe ich "
+        "NICHT bestellt!": ({"unauthorized_order"}, {"late_delivery"}),
+        # Reimbursement from an employer is no refund from us.
+        "Preciso da nota fiscal do pedido 12355 pra pedir reembolso na empresa.": (
+            {"invoice"},
+            {"refund_request"},
+        ),
+    }
+    for ticket, (wanted, unwanted) in cases.items():
+        read = set(understand(ticket).intents)
+        assert wanted <= read and not (unwanted & read), (ticket, read)
+
+
+def test_order_ids_typed_in_a_hurry_are_read() -> None:
+    assert find_order_ids("hiya ordr 12370 the grindr came w the lid crakced") == ["12370"]
+    assert find_order_ids("speaker frm 12369 came w a massive dent in it") == ["12369"]
+    assert find_order_ids("the lid came cracked, call me on 55512 34567") == []

@@ -167,14 +167,14 @@ INTENTS: tuple[Intent, ...] = (
             r"want \$[\d.,]+",
             r"(?<!charged )(?<!paid )(?<!cost )(?<!costs )(?<!was )\$[\d.,]+ (?:for|to cover) (?:the|my|all)",
             r"my money",
-            r"reimburs(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
+            r"reimburs(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da|na|no|junto da|junto do|com a|com o|a|ao|en la|en el|con la|con el|bei|beim|presso|bij) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
             r"pay me back",
             r"credit (?:it |me )?back",
             r"return (?:my|the) (?:money|payment)",
             r"get (?:my |the )?(?:money|cash|payment) back",
             r"(?:get|have|receive) (?:the |my |that )?(?:extra|double|duplicate|second|overcharged|other) (?:payment|charge|money|amount) (?:back|refunded|returned)",
             r"where is (?:my|the) (?:refund|money)",
-            r"rembours(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
+            r"rembours(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da|na|no|junto da|junto do|com a|com o|a|ao|en la|en el|con la|con el|bei|beim|presso|bij) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
             r"(?:argent|sous)[^.?!]{0,20}(?:rendre|rendez|retour|rembours)",
             r"rendre (?:mon|l') ?argent",
             r"erstatt(?!et\b)",
@@ -192,12 +192,12 @@ INTENTS: tuple[Intent, ...] = (
             r"(?<!bank )zurueckbuch",
             # A credit to the shop account is a goodwill credit, not the money back.
             r"gutschrift(?! auf (?:mein|das|unser) (?:\w+)?konto)",
-            r"reembols(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
+            r"reembols(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da|na|no|junto da|junto do|com a|com o|a|ao|en la|en el|con la|con el|bei|beim|presso|bij) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
             r"devolu\w* (?:del |de mi |mi |do |o )?dinero",
             r"devuelvan (?:el|mi) dinero",
             r"devolver (?:uno|el cobro|los cobros|el dinero|mi dinero)",
             r"(?:mi|el) dinero",
-            r"rimbors(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
+            r"rimbors(?!\w* (?:by|from|through|via|par|de la part de|von|durch|door|van|da|dalla|dall\'|de|de la|del|pela|pelo|por|por parte de|por parte da|na|no|junto da|junto do|com a|com o|a|ao|en la|en el|con la|con el|bei|beim|presso|bij) (?:my |mon |ma |mein\w* |den |der |mijn |de |mi |la |el |a |o |meu |minha |il |l\')?(?:employer|company|firm|insurer|insurance|employeur|entreprise|societe|assurance|arbeitgeber|firma|versicherung|werkgever|bedrijf|verzekering|empresa|seguro|aseguradora|seguradora|patrao|jefe|azienda|ditta|assicurazione))",
             r"rivoglio",
             r"(?:i miei )?soldi (?:indietro|restituiti)",
             r"i miei soldi",
@@ -756,7 +756,11 @@ INTENTS: tuple[Intent, ...] = (
         not_after=(
             r"(?:password|passwort|palavra-passe|palavra passe|senha|mot de passe|contrasena"
             r"|wachtwoord|login|log-in|account|konto|conta|compte|cuenta|app|website|site|link"
-            r"|code|codigo|coupon|cupao|cupom|gutschein|voucher|discount code) (?:\w+ ){0,2}$",
+            r"|code|codigo|coupon|cupao|cupom|gutschein|voucher|discount code"
+            # the tracking, not the product ("Track & trace doet het niet")
+            r"|tracking|track ?(?:&|and|en|und|n) ?trace|tracking-?link|trackinglink"
+            r"|sendungsverfolgung\w*|rastreio|rastreamento|suivi|seguimiento|tracciamento"
+            r"|tracking number|tracking code) (?:\w+ ){0,2}$",
             # "Apple Pay keeps failing at checkout - it throws error code 40521": the payment.
             r"\b(?:apple pay|google pay|paypal|klarna|payment|checkout|check out|my card)\b"
             r"[^.?!]{0,50}$",

@@ -34,6 +34,9 @@ ORDER_WORDS: tuple[str, ...] = (
     r"orden(?:es)?",
     r"ordre",
     r"ord",
+    # Typed in a hurry: "ordr 12370", "odrer 12355".
+    r"ordr",
+    r"odrer",
     # Abbreviations customers write: "cde 12348", "cmd 12350", "Best.-Nr. 12323".
     r"cde",
     r"cmde?",
@@ -77,6 +80,8 @@ ORDER_CONTEXT = re.compile(
     r"\b(?:order|ordered|purchase|bought|parcel|package|delivery|shipment|charged?|refund\w*"
     r"|cancel\w*|return\w*|items?|arrived|late|delayed|shipped|tracking|invoice|receipt|bill\w*"
     r"|debit\w*|paid|pay|payment|twice|faulty|broken|damaged|wrong|status"
+    # What came damaged, in the words people use: "came w a massive dent", "lid cracked".
+    r"|dent\w*|crack\w*|smash\w*|crush\w*|scratch\w*|shatter\w*|leak\w*|rattl\w*"
     r"|commande|colis|achat|livraison|bestellung|bestellt|paket|lieferung|pedido|paquete"
     r"|compra|envío|envio|ordine|pacco|spedizione|bestelling|pakket|levering|encomenda"
     r"|pacote|entrega"
@@ -116,7 +121,7 @@ INTRODUCED = re.compile(
     r"|donde estan|dov'?e|dove sono|waar is|waar zijn|onde esta|onde estao|cade|status of"
     r"|status for|status on|where"
     r"|on|for|about|re|regarding|from|with|pour|sur|von|bei|zu|aus|uit|dalla|para|sobre|del|per|dal"
-    r"|sull|voor|van|bij|do|da|no|na)\b:?\s*)$",
+    r"|sull|voor|van|bij|do|da|no|na|frm|fr)\b:?\s*)$",
     re.IGNORECASE,
 )
 """What right before a bare five-digit number makes it an order in any sentence: a bracket

@@ -433,6 +433,69 @@ def _past_troubles(found: list[str], norm: str, asks: bool) -> list[str]:
     return [name for name in found if name not in over]
 
 
+NOT_SENT_YET = re.compile(
+    r"\b(?:hasn'?t|has not|have not|haven'?t|isn'?t|is not|not|nao|ainda nao|noch nicht|nicht"
+    r"|pas encore|pas|todavia no|aun no|no|non ancora|non|nog niet|niet)"
+    r"(?: \w+){0,3} (?:shipped|dispatched|sent|posted|gone out|left|been (?:shipped|sent|posted"
+    r"|dispatched)|expedid[oa]|enviad[oa]|despachad[oa]|saiu|versendet|verschickt|raus"
+    r"|rausgegangen|expedie|envoyee?|partie?|enviado|salido|spedit[oa]|partit[oa]|verzonden"
+    r"|verstuurd)\b"
+)
+"""A clause saying the order has not gone out yet ("it hasn't shipped yet, right?", "ainda
+não foi expedida, certo?"), folded text."""
+HOPED_OR_CHECKED = re.compile(
+    r"\?|\b(?:right|correct|i hope|hopefully|i assume|i think|i believe|presumably|certo"
+    r"|correto|nao e|espero|acho|oder|richtig|hoffe|hoffentlich|vermutlich|n'est-ce pas|j'espere"
+    r"|je pense|verdad|espero|creo|vero|spero|credo|toch|hoop|denk)\b"
+)
+"""Around it: the customer hopes or checks it is so (the premise of cancelling in time)."""
+
+
+def _not_sent_premise(found: list[str], norm: str, context: str) -> list[str]:
+    """A late_delivery read only from "it has not shipped yet, right?" in a ticket that asks
+    to cancel: the customer hopes it has not gone out (so the cancellation is in time), and
+    complains of no delay. A clause with a delay in it ("three weeks and still not shipped")
+    keeps it."""
+    if (
+        "late_delivery" not in found
+        or not NOT_SENT_YET.search(norm)
+        or not HOPED_OR_CHECKED.search(norm)
+        or LATE_SIGNS.search(norm)
+        or not pattern(BY_NAME["cancellation"].phrases).search(context)
+    ):
+        return found
+    return [name for name in found if name != "late_delivery"]
+
+
+LATE_SIGNS = re.compile(
+    r"\b(?:still|already|weeks?|days?|supposed|due|ages|forever|immer noch|schon|wochen|tage"
+    r"|ainda nao chegou|semanas|dias|ja|toujours|semaines|jours|todavia no ha llegado|ancora"
+    r"|settimane|giorni|nog steeds|weken|dagen)\b"
+)
+"""Words of a delay, which make "not shipped yet" a complaint, not a hope."""
+
+
+FUTURE_PLAN = re.compile(
+    r"\b(?:in the future|some ?day|one day|later on|(?:thinking|considering|planning) (?:of|about)"
+    r"|no futuro|um dia|mais tarde|(?:estou|to|tou|ando) (?:a pensar|pensando) em?"
+    r"|in zukunft|irgendwann|spaeter mal|a l'avenir|un jour|plus tard|en el futuro|algun dia"
+    r"|mas adelante|(?:estoy|estaba) pensando en|in futuro|un giorno|piu avanti|sto pensando di"
+    r"|in de toekomst|ooit|ik denk erover)\b"
+)
+"""A clause about what the customer may do some day ("estou a pensar devolver umas coisas no
+futuro", "thinking of returning a few things in the future"): a plan, not a request."""
+PLANNED_ONLY = frozenset({"return_request", "refund_request", "cancellation"})
+"""What such a clause can plan without asking for it now."""
+
+
+def _future_plans(found: list[str], norm: str, asks: bool) -> list[str]:
+    """`found` less a return, refund or cancellation the customer only plans (`FUTURE_PLAN`)
+    in a clause that asks for nothing."""
+    if asks or not FUTURE_PLAN.search(norm):
+        return found
+    return [name for name in found if name not in PLANNED_ONLY]
+
+
 TAKEN_BACK = re.compile(
     r"^\W*(?:no,? wait|wait,? no|actually,? no|never ?mind|scratch that|forget (?:that|it)\b"
     r"|nee,? wacht|laat maar|vergiss es|vergesst es|laissez tomber|non,? attendez|olvidalo"
@@ -566,6 +629,7 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
             found.append(intent.name)
     asks = bool(ASKS.search(norm))
     found = _past_troubles(_lateness_of_money(found, norm, context), norm, asks)
+    found = _not_sent_premise(_future_plans(found, norm, asks), norm, context)
     if (
         "cancellation" in negated
         and "keep_order" not in found

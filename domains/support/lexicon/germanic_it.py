@@ -320,7 +320,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:h(?:ae|a)ngt|steckt|liegt) (?:\w+ ){0,4}(?:fest\b|im verteilzentrum|im paketzentrum"
         r"|im depot|im lager|beim zoll|im zoll)",
         r"keine (?:\w+ )?(?:versandbest(?:ae|a)tigung|sendungsnummer|trackingnummer|lieferung erhalten)",
-        r"versandbest(?:ae|a)tigung",
+        # asked for, or still missing; not one just received ("gerade eine
+        # Versandbestätigung für 12367 bekommen": it has shipped)
+        r"(?<!eine )versandbest(?:ae|a)tigung(?! (?:\w+ ){0,5}(?:bekommen|erhalten))",
         r"warte(?:n)? (?:\w+ ){0,4}auf (?:\w+ )?(?:paket|bestellung|lieferung|sendung|ware|artikel"
         r"|p(?:ae|a)ckchen|zustellung)",
         r"seit (?:\w+ ){0,2}(?:tagen|wochen) (?:\w+ )?unterwegs",

@@ -36,7 +36,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
     "refund_request": (
         # "Vou receber o valor todo?": the money back, asked as a question
         r"(?:vou|vamos|irei|vou poder|posso) (?:\w+ )?(?:receber|ter) (?:de volta )?(?:o valor|o dinheiro|o meu dinheiro|meu dinheiro|o reembolso|o estorno)",
-        r"reembols(?!ad|aram|ou\b|o (?:da|de|pela|do) (?:empresa|firma|seguradora|seguro|trabalho|patrao))",
+        r"reembols(?!ad|aram|ou\b|o (?:da|de|pela|do|na|no|junto da|junto do|com a|a|ao) (?:empresa|firma|seguradora|seguro|trabalho|patrao))",
         r"(?:quando|ainda nao|nao) (?:\w+ ){0,2}reembolsad",
         r"(?:rembols|reenbols|reimbols|reembolc|rembolc|reembous|reembouls|reemblos)",
         r"estorn(?!ad|aram|ou\b)",
