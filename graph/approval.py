@@ -45,12 +45,13 @@ from graph.approval_settled import done_before_ask, held_elsewhere, refused_unse
 from graph.approvers import ApproverConfig, Decision, Refusal, load_approvers
 from graph.domains import pack_of
 from graph.kill_switch import paused
-from graph.proposals import approval_digest, idempotency_key, pending_proposals
+from graph.proposals import approval_digests, idempotency_key, pending_proposals
 from graph.services import Services, services_for
 from graph.state import MusterState, latest_actions
 from graph.synthesize import compose_answer
 from graph.trace import record_call
-from servers.approval import action_digest, mint_token, secret_from_env
+from servers.approval import mint_token, secret_from_env
+from servers.digests import action_digest
 from workers.contracts import ActionRecord, Answer, Finding, ProposedAction
 
 APPROVAL_TTL_S = 15 * 60.0
@@ -141,7 +142,8 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
     thread = thread_id()
     action = pending_proposals(state, thread)[0]
     key = idempotency_key(thread, action)
-    digest = approval_digest(action, key)
+    # A decision may carry the digest an older Muster showed for non-ASCII arguments (`earlier`).
+    digest, *earlier = approval_digests(action, key)
     config = await asyncio.to_thread(load_approvers)  # a file read; Studio forbids blocking
     services = await services_for(runtime)
     if not seal_holds(thread, action, await seal_key_off_loop()):
@@ -163,7 +165,9 @@ async def approve(state: MusterState, runtime: Runtime[Services]) -> dict[str, A
                 await record_refusal(services, thread, digest, action, config, refusals[-1])
             services.trace_node("approve", outcome="waiting", tool=action.tool, digest=digest)
             raise
-        checked = checked_decision(value, digest=digest, action=action, config=config)
+        checked = checked_decision(
+            value, digest=digest, action=action, config=config, earlier=earlier
+        )
         if isinstance(checked, Decision):
             break
         refusals.append(checked)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.config import get_config
@@ -14,12 +15,18 @@ from workers.contracts import ProposedAction
 
 
 def checked_decision(
-    value: Any, *, digest: str, action: ProposedAction, config: ApproverConfig
+    value: Any,
+    *,
+    digest: str,
+    action: ProposedAction,
+    config: ApproverConfig,
+    earlier: Sequence[str] = (),
 ) -> Decision | Refusal:
     """The human's resume value checked against the pending action: a `Decision`, or a
     `Refusal` that leaves the action pending (unknown approver, wrong or short digest, a
     role a policy limit needs). An Agent Inbox `HumanResponse` is first turned into Muster's
-    own value (`graph.agent_inbox.as_decision_value`), then held to the same checks."""
+    own value (`graph.agent_inbox.as_decision_value`), then held to the same checks.
+    `earlier`: the action's legacy digests (`graph.proposals.approval_digests`)."""
     if is_inbox_response(value):
         value = as_decision_value(
             value,
@@ -30,7 +37,9 @@ def checked_decision(
         )
         if isinstance(value, Refusal):
             return value
-    return check_decision(value, digest=digest, tool=action.tool, args=action.args, config=config)
+    return check_decision(
+        value, digest=digest, tool=action.tool, args=action.args, config=config, earlier=earlier
+    )
 
 
 async def standing_decision(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -234,6 +234,13 @@ def digest_problem(given: object, digest: str) -> str | None:
     return None
 
 
+def _digest_problem(given: object, digest: str, earlier: Sequence[str]) -> str | None:
+    """`digest_problem` against `digest`, unless `given` names one of the `earlier` ones."""
+    if any(digest_problem(given, other) is None for other in earlier):
+        return None
+    return digest_problem(given, digest)
+
+
 @dataclass(frozen=True)
 class Decision:
     """A resume value that holds: who decided what, under which role."""
@@ -264,13 +271,23 @@ class Refusal:
 
 
 def check_decision(
-    value: object, *, digest: str, tool: str, args: Mapping[str, Any], config: ApproverConfig
+    value: object,
+    *,
+    digest: str,
+    tool: str,
+    args: Mapping[str, Any],
+    config: ApproverConfig,
+    earlier: Sequence[str] = (),
 ) -> Decision | Refusal:
     """A human's resume value `{"approved": bool, "digest": str, "by": str, "note": str}`
     (and, for an approval with edited arguments, `"args": {...}`) checked against the
     pending action: a known approver, the action's digest, for edited arguments the edits
     the approvers file allows, and for an approval the roles its limits need on the
-    arguments that will run. Any approver may reject."""
+    arguments that will run. Any approver may reject.
+
+    `earlier`: other digests the same action was shown under, an older Muster's for
+    arguments with non-ASCII text (`servers.digests.legacy_action_digest`); a decision that
+    names one of them names this action."""
     if not isinstance(value, dict):
         return Refusal(
             error=f'unreadable decision {value!r}; resume with {{"approved": true|false, '
@@ -290,7 +307,7 @@ def check_decision(
     runs = edited if edited is not None else args
     problem = (
         config.unknown_approver(by)
-        or digest_problem(value.get("digest"), digest)
+        or _digest_problem(value.get("digest"), digest, earlier)
         or (config.edit_problem(tool, args, edited) if edited is not None else None)
         or (config.role_problem(by, tool, runs) if approved else None)
     )

@@ -6,21 +6,29 @@ import hashlib
 
 from graph.domains import pack_for_state
 from graph.state import MusterState, current_reports, latest_actions
-from servers.approval import action_digest
+from servers.digests import action_digest, action_digests
 from workers.contracts import ActionRecord, ProposedAction
 
 # The orders server verifies tokens over its *own* argument names and tool name, which is the
-# server's published token format (servers/approval.py); the graph imports only that format.
+# server's published token format (servers/approval.py) over the action digest
+# (servers/digests.py); of the servers, the graph imports only those two.
 
 
 def idempotency_key(thread: str, action: ProposedAction) -> str:
     """Stable per thread and action: the same action on the same thread is the same effect."""
-    return "mst-" + hashlib.sha256(f"{thread}:{action.digest()}".encode()).hexdigest()[:32]
+    return "mst-" + hashlib.sha256(f"{thread}:{action.short_digest()}".encode()).hexdigest()[:32]
 
 
 def approval_digest(action: ProposedAction, key: str) -> str:
     """The digest a human approves: exact tool name, arguments and idempotency key."""
     return action_digest(action.tool, {**action.args, "idempotency_key": key})
+
+
+def approval_digests(action: ProposedAction, key: str) -> tuple[str, ...]:
+    """The approval digests a record or decision on this action may carry: the current one,
+    then, for arguments with non-ASCII text, the one minted before the one JSON encoding
+    (`servers.digests.action_digests`), so an action decided then is still decided."""
+    return action_digests(action.tool, {**action.args, "idempotency_key": key})
 
 
 def claim_subject(action: ProposedAction, argument: str | None) -> str | None:
@@ -44,7 +52,7 @@ def proposals_once(state: MusterState) -> list[ProposedAction]:
             continue
         for action in report.proposed_actions:
             subject = claim_subject(action, pack.subject_argument(action.tool))
-            kept.setdefault(subject or action.digest(), action)
+            kept.setdefault(subject or action.short_digest(), action)
     return list(kept.values())
 
 
@@ -54,7 +62,7 @@ def pending_proposals(state: MusterState, thread: str) -> list[ProposedAction]:
     return [
         action
         for action in proposals_once(state)
-        if approval_digest(action, idempotency_key(thread, action)) not in decided
+        if decided.keys().isdisjoint(approval_digests(action, idempotency_key(thread, action)))
     ]
 
 
@@ -64,7 +72,7 @@ def proposal_for(state: MusterState, thread: str, record: ActionRecord) -> Propo
     for report in reversed(state.get("reports") or []):
         for action in report.proposed_actions:
             if action.tool == record.tool and (
-                approval_digest(action, idempotency_key(thread, action)) == record.digest
+                record.digest in approval_digests(action, idempotency_key(thread, action))
             ):
                 return action
     return None

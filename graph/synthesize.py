@@ -40,14 +40,14 @@ def proposed_actions(reports: dict[str, Report]) -> list[ProposedAction]:
         if report.status != "ok":
             continue
         for action in report.proposed_actions:
-            seen.setdefault(action.digest(), action)
+            seen.setdefault(action.short_digest(), action)
     return list(seen.values())
 
 
 def decisions_of(actions: list[ActionRecord]) -> dict[str, ActionRecord]:
-    """The latest decision per proposal, keyed like `ProposedAction.digest()`."""
+    """The latest decision per proposal, keyed like `ProposedAction.short_digest()`."""
     return {
-        ProposedAction(tool=a.tool, args=a.args, proposed_by=a.proposed_by).digest(): a
+        ProposedAction(tool=a.tool, args=a.args, proposed_by=a.proposed_by).short_digest(): a
         for a in actions
     }
 

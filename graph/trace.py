@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from graph import telemetry, trace_seal
 from graph.trace_events import RECORDING_EVENT
+from servers.digests import short_digest
 from workers import redaction
 
 if TYPE_CHECKING:
@@ -121,9 +122,7 @@ def current_trace() -> TraceWriter | None:
 
 @cache
 def _schema_tag(schema: type[BaseModel]) -> str:
-    from workers.contracts import sha256_hex
-
-    return f"{schema.__name__}#{sha256_hex(schema.model_json_schema())[:16]}"
+    return f"{schema.__name__}#{short_digest(schema.model_json_schema())}"
 
 
 def structured_request(messages: Sequence[BaseMessage], schema: type[BaseModel]) -> str:

@@ -37,8 +37,9 @@ from mcp.server.session import ServerSession
 from mcp.types import ToolAnnotations
 
 from servers import serving
-from servers.approval import EXPIRED, action_digest, secret_from_env, verify_token
+from servers.approval import EXPIRED, secret_from_env, verify_token
 from servers.call_log import record
+from servers.digests import action_digests
 from servers.incident_changes import build_changes
 from servers.incident_store import check_service, connect, db_path, ensure_seeded, iso, parse_time
 from servers.incident_world import DATA_AS_OF, SERVICE_NAMES
@@ -271,12 +272,13 @@ def rollback(
     if not idempotency_key.strip():
         raise ValueError("rollback refused: idempotency_key must be a non-empty string")
     args = {"change_id": cid, "idempotency_key": idempotency_key}
-    digest = action_digest(ROLLBACK_TOOL, args)
+    digests = action_digests(ROLLBACK_TOOL, args)
+    digest = digests[0]
     secret = secret_from_env()
     if secret is None:
         raise ValueError("rollbacks are disabled: the server has no MUSTER_APPROVAL_SECRET; "
                          "start it with the same secret the graph uses")
-    reason = verify_token(approval, digest, secret=secret, now=time.time())
+    reason = verify_token(approval, digests, secret=secret, now=time.time())
     # An expired token still proves what was approved: it may replay a rollback that already
     # happened under that approval, never start a new one.
     if reason is not None and reason != EXPIRED:
@@ -287,7 +289,8 @@ def rollback(
         prior = conn.execute("SELECT args_digest, result_json FROM rollbacks"
                              " WHERE idempotency_key = ?", (idempotency_key,)).fetchone()
         if prior is not None:
-            if prior["args_digest"] != digest:
+            # A row written before the one JSON encoding may hold the legacy digest.
+            if prior["args_digest"] not in digests:
                 raise ValueError("idempotency key reused with different arguments; use a new "
                                  "idempotency_key for a different rollback")
             conn.execute("ROLLBACK")

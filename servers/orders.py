@@ -37,8 +37,9 @@ from mcp.server.session import ServerSession
 from mcp.types import ToolAnnotations
 
 from servers import serving
-from servers.approval import EXPIRED, action_digest, secret_from_env, verify_token
+from servers.approval import EXPIRED, secret_from_env, verify_token
 from servers.call_log import record
+from servers.digests import action_digest, action_digests
 from servers.stdio_pipes import run_stdio
 
 SERVER = "orders"
@@ -442,11 +443,14 @@ _REFUSAL_HINTS = {
 
 
 def _replay(
-    conn: sqlite3.Connection, table: str, idempotency_key: str, digest: str, what: str
+    conn: sqlite3.Connection, table: str, idempotency_key: str, digests: tuple[str, ...],
+    what: str,
 ) -> str | None:
     """The stored result of an earlier write with this key (marked replayed), or None.
 
-    A key reused for different arguments is refused: one key, one effect."""
+    A key reused for different arguments is refused: one key, one effect. `digests` are the
+    arguments' (`action_digests`): a row written before the one JSON encoding holds the
+    legacy digest when the arguments carry non-ASCII text, and still replays."""
     prior = conn.execute(
         # `table` is one of two literals from this module, never input.
         f"SELECT args_digest, result_json FROM {table} WHERE idempotency_key = ?",
@@ -454,7 +458,7 @@ def _replay(
     ).fetchone()
     if prior is None:
         return None
-    if prior["args_digest"] != digest:
+    if prior["args_digest"] not in digests:
         raise ValueError("idempotency key reused with different arguments; use a new "
                          f"idempotency_key for a different {what}")
     replay = json.loads(prior["result_json"])
@@ -497,12 +501,13 @@ def issue_refund(
         args["charge_id"] = charge_id.strip()
     if expected_refunded_cents >= 0:
         args["expected_refunded_cents"] = expected_refunded_cents
-    digest = action_digest(REFUND_TOOL, args)
+    digests = action_digests(REFUND_TOOL, args)
+    digest = digests[0]
     secret = secret_from_env()
     if secret is None:
         raise ValueError("refunds are disabled: the server has no MUSTER_APPROVAL_SECRET; "
                          "start it with the same secret the graph uses")
-    reason = verify_token(approval, digest, secret=secret, now=time.time())
+    reason = verify_token(approval, digests, secret=secret, now=time.time())
     # An expired token still proves what was approved (its signature checked out): it may
     # replay a refund that already happened under that approval, never make a new one.
     if reason is not None and reason != EXPIRED:
@@ -510,7 +515,7 @@ def issue_refund(
     conn = _conn(ctx)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        replay = _replay(conn, "refunds", idempotency_key, digest, "refund")
+        replay = _replay(conn, "refunds", idempotency_key, digests, "refund")
         if replay is None and reason is not None:
             raise ValueError(f"refund refused: {reason}; {_REFUSAL_HINTS.get(reason, '')}".rstrip())
         if replay is not None:
@@ -574,17 +579,18 @@ def cancel_order(
     if not idempotency_key.strip():
         raise ValueError("cancellation refused: idempotency_key must be a non-empty string")
     args = {"order_id": oid, "idempotency_key": idempotency_key}
-    digest = action_digest(CANCEL_TOOL, args)
+    digests = action_digests(CANCEL_TOOL, args)
+    digest = digests[0]
     secret = secret_from_env()
     if secret is None:
         raise ValueError("cancellations are disabled: the server has no MUSTER_APPROVAL_SECRET")
-    reason = verify_token(approval, digest, secret=secret, now=time.time())
+    reason = verify_token(approval, digests, secret=secret, now=time.time())
     if reason is not None and reason != EXPIRED:
         raise ValueError(f"cancellation refused: {reason}; request a new approval")
     conn = _conn(ctx)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        replay = _replay(conn, "cancellations", idempotency_key, digest, "cancellation")
+        replay = _replay(conn, "cancellations", idempotency_key, digests, "cancellation")
         if replay is None and reason is not None:
             raise ValueError(f"cancellation refused: {reason}; request a new approval")
         if replay is not None:

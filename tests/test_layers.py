@@ -1,9 +1,14 @@
 """The import rules of the house, checked with `ast`: the data flows one way.
 
 `graph` (the supervisor) uses `workers`; `workers` use the hub; the hub reaches `servers` only
-over MCP. The shell (`graph/app`) uses the supervisor, never the other way round. One
-exception on purpose: the graph imports `servers.approval`, the orders server's published
-approval-token format.
+over MCP. The shell (`graph/app`) uses the supervisor, never the other way round. Two
+exceptions on purpose: the graph imports `servers.approval`, the orders server's published
+approval-token format; and the graph and the workers import `servers.digests`, the one module
+of digests (the action digest a token covers, and the content, short and replay digests the
+workers take), so that a digest taken on either side of MCP is the same. A write server
+cannot import the workers and the workers must not import a server, so the one copy lives on
+the servers' side as a leaf: it imports the standard library only (checked below), so
+importing it brings nothing of a server along.
 
 A domain pack (`domains/<name>/`) sits beside the graph: it may use the supervisor's
 contracts and helpers and the workers, never the shell, the store or the servers; the graph
@@ -64,8 +69,20 @@ def test_servers_import_nothing_of_ours() -> None:
     assert offenders("servers", ("graph", "workers", "checkpoints", "domains")) == []
 
 
+DIGESTS = "servers.digests"
+"""The one module of digests, which the workers and the graph may import (see above)."""
+
+
 def test_workers_never_import_the_graph_or_the_store() -> None:
-    assert offenders("workers", ("graph", "checkpoints", "servers", "domains")) == []
+    forbidden = ("graph", "checkpoints", "servers", "domains")
+    assert offenders("workers", forbidden, allowed=(DIGESTS,)) == []
+
+
+def test_the_digest_module_is_a_standard_library_leaf() -> None:
+    """What the workers may import of the servers imports nothing but the standard library:
+    no server, no MCP SDK, nothing of ours."""
+    found = imports_of(ROOT / "servers" / "digests.py")
+    assert found and {m for m in found if m.split(".")[0] not in sys.stdlib_module_names} == set()
 
 
 def test_the_hub_imports_no_other_worker_module() -> None:
@@ -94,7 +111,7 @@ def test_the_supervisor_never_imports_the_shell() -> None:
 
 
 def test_the_graph_reaches_servers_only_through_the_token_format() -> None:
-    assert offenders("graph", ("servers",), allowed=("servers.approval",)) == []
+    assert offenders("graph", ("servers",), allowed=("servers.approval", DIGESTS)) == []
 
 
 def test_checkpoints_never_import_the_graph() -> None:

@@ -11,11 +11,14 @@ They live in `workers/` rather than `graph/` so that the data flows one way: `gr
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# The one digest module (servers/digests.py, standard library only); `canonical_json` is
+# re-exported for the domain packs, which may import the workers but never the servers.
+from servers.digests import canonical_json as canonical_json
+from servers.digests import short_digest
 
 FailureReason = Literal[
     "budget",
@@ -51,25 +54,6 @@ ReportStatus = Literal["ok", "failed"]
 Strategy = Literal["retry", "fallback", "reassign", "escalate", "clarify"]
 """What recovery did about a failed report."""
 AnswerStatus = Literal["complete", "partial", "failed"]
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no spaces: the one form that digests are taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha256_hex(value: Any) -> str:
-    """The full sha256 hex digest of `value`'s canonical JSON: the one digest helper.
-
-    `servers.approval.action_digest` computes the same thing on its own, because servers are
-    reached only over MCP and never import `workers`; tests/test_digests.py keeps the two in step.
-    """
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
-
-
-def digest(value: Any) -> str:
-    """A short, stable digest of a JSON-able value, for identities inside one run."""
-    return sha256_hex(value)[:16]
 
 
 class Finding(BaseModel):
@@ -127,7 +111,7 @@ class Handoff(BaseModel):
     def fingerprint(self) -> str:
         """Identity for de-duplication: the same worker asked the same thing with the same
         inputs and tools is the same packet, whatever its id."""
-        return digest(
+        return short_digest(
             {
                 "recipient": self.recipient,
                 "objective": self.objective,
@@ -170,9 +154,12 @@ class ProposedAction(BaseModel):
     """An HMAC over the thread, tool, arguments and proposer, set when the report enters the
     state (`graph.action_seal`): `approve` refuses an action whose seal does not hold."""
 
-    def digest(self) -> str:
-        """What an approval is bound to: the exact tool name and arguments."""
-        return digest({"tool": self.tool, "args": self.args})
+    def short_digest(self) -> str:
+        """The action's identity in its thread, the short digest of its exact tool name and
+        arguments: proposals are counted once by it and the idempotency key is made from it.
+        Not what a human approves: that is the action digest with the key among the
+        arguments (`graph.proposals.approval_digest`)."""
+        return short_digest({"tool": self.tool, "args": self.args})
 
 
 class Report(BaseModel):
@@ -244,7 +231,8 @@ class ActionRecord(BaseModel):
     list only grows: a later record for the same digest supersedes an earlier one."""
 
     digest: str
-    """What the approval is bound to: tool, arguments and idempotency key."""
+    """What the approval is bound to: the action digest of the tool and its arguments with
+    the idempotency key (`graph.proposals.approval_digest`)."""
     tool: str
     """The write tool."""
     args: dict[str, Any]

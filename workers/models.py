@@ -17,7 +17,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import ToolCall
 from langchain_core.rate_limiters import InMemoryRateLimiter
 
-from workers.contracts import sha256_hex
+from servers.digests import replay_digest
 from workers.cost import call_cost
 from workers.errors import ConfigError, UnknownModelError
 from workers.hub.backpressure import rate_limiter_for
@@ -40,7 +40,7 @@ def request_digest(messages: Sequence[BaseMessage], tools: Iterable[str]) -> str
     message's kind, text, tool calls and the call it answers, and the names of the tools
     offered. Ids and timestamps LangChain adds are left out, so one request digests the same
     on any thread."""
-    return sha256_hex(
+    return replay_digest(
         [
             sorted(tools),
             [
@@ -53,7 +53,7 @@ def request_digest(messages: Sequence[BaseMessage], tools: Iterable[str]) -> str
                 for m in messages
             ],
         ]
-    )[:24]
+    )
 
 
 def recorded_reply(reply: AIMessage) -> dict[str, Any]:

@@ -129,6 +129,6 @@ def review_proposals(
         reviewed = review_proposal(action, packet, findings, allowed)
         if isinstance(reviewed, str):
             rejected.append(f"{action.tool}({canonical_json(action.args)}): {reviewed}")
-        elif reviewed.digest() not in {p.digest() for p in accepted}:
+        elif reviewed.short_digest() not in {p.short_digest() for p in accepted}:
             accepted.append(reviewed)
     return Reviewed(accepted, rejected)

@@ -246,7 +246,7 @@ def _proposed(reports: dict[str, Report]) -> list[ProposedAction]:
     for report in reports.values():
         if report.status == "ok":
             for action in report.proposed_actions:
-                seen.setdefault(action.digest(), action)
+                seen.setdefault(action.short_digest(), action)
     return list(seen.values())
 
 

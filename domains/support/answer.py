@@ -71,7 +71,7 @@ def describe_observation(tool: str, data: dict[str, Any]) -> str | None:
 
 
 def _digest(action: ProposedAction) -> str:
-    return action.digest()
+    return action.short_digest()
 
 
 def facts_now(state: MusterState, usable: list[Any]) -> TicketFacts:

@@ -175,7 +175,7 @@ class Resolver(RoutedResolutions):
         failed action's step says what came of it (unless `explained` already does)."""
         if not proposal.goes_ahead and proposal.status != "held" and not explained:
             text = f"{text.rstrip('.')}: {proposal.outcome()}."
-        key = proposal.action.digest()
+        key = proposal.action.short_digest()
         if key in self.shown:
             args = proposal.action.args
             self.step(
@@ -262,7 +262,7 @@ class Resolver(RoutedResolutions):
         for proposal in self.proposals:
             oid = str(proposal.action.args.get("order_id") or "")
             other = self.facts.orders.get(oid)
-            if other is None or oid in shown_orders or proposal.action.digest() in self.shown:
+            if other is None or oid in shown_orders or proposal.action.short_digest() in self.shown:
                 continue
             shown_orders.add(oid)
             marks = (len(self.out.steps), len(self.out.reply), len(self.out.summary))

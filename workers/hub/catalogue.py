@@ -13,7 +13,7 @@ from typing import Any
 
 import mcp.types as types
 
-from workers.contracts import sha256_hex
+from servers.digests import content_digest
 from workers.hub.admission import MAX_TOOL_NAME_CHARS, MAX_TOOLS_PER_SERVER, refusal
 from workers.hub.allowlist import is_valid_qualified_name, qualify
 
@@ -38,7 +38,7 @@ class CatalogueEntry:
 
 
 def definition_digest(tool: types.Tool) -> str:
-    """sha256 of the canonical JSON of what a model is told about a tool.
+    """The content digest (`servers.digests`) of what a model is told about a tool.
 
     Annotations are included too: flipping readOnlyHint is as much a change of meaning as
     rewording the description.
@@ -49,7 +49,7 @@ def definition_digest(tool: types.Tool) -> str:
         "inputSchema": tool.inputSchema,
         "annotations": tool.annotations.model_dump(mode="json") if tool.annotations else None,
     }
-    return sha256_hex(pinned)
+    return content_digest(pinned)
 
 
 def is_write(
