@@ -59,7 +59,8 @@ async def scratch_database(server: str) -> AsyncIterator[str]:
 
 
 def upstream_lock(saver: MusterPostgresSaver, locked: bool) -> None:
-    """Put back the installed saver's behaviour (one lock per instance) when `locked`."""
+    """Put back the installed saver's behaviour (one lock per instance) when `locked` (the
+    saver's `lock` is pinned: tests/test_pinned_internals.py)."""
     if locked:
         saver.lock = asyncio.Lock()
 

@@ -33,6 +33,9 @@ import aiosqlite
 class InlineConnection(aiosqlite.Connection):
     """`aiosqlite.Connection` without the worker thread: each call runs where it is awaited."""
 
+    # Built on aiosqlite's private `_execute`, `_connect`, `_running`, `_connection`,
+    # `_connector` and unstarted `_thread`: pinned, checked by tests/test_pinned_internals.py.
+
     def __init__(self, connector: Callable[[], sqlite3.Connection], iter_chunk_size: int) -> None:
         super().__init__(connector, iter_chunk_size)
         # The base class made a worker thread; it is never started. LangGraph's saver asks

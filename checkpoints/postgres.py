@@ -27,7 +27,7 @@ from langgraph.checkpoint.base import (
     get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.serde.types import _DeltaSnapshot
+from langgraph.checkpoint.serde.types import _DeltaSnapshot  # private, pinned (below)
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
@@ -61,6 +61,9 @@ class _GroupCommitWrites(AsyncPostgresSaver):
     (they are small: the hop cost more CPU than the work, as for the SQLite saver). The SQL
     and the rows are upstream's; `aput` is upstream's but for where its statements go."""
 
+    # Copies of upstream's `aput` / `aput_writes` (and `_DeltaSnapshot`), on its private
+    # `_dump_blobs` / `_dump_writes`: pinned, checked against upstream's source by
+    # tests/test_pinned_internals.py.
     group: GroupCommit
 
     async def aput(
@@ -148,11 +151,13 @@ class MusterPostgresSaver(AnnouncesSavedWrites, _GroupCommitWrites):
     def __init__(self, pool: AsyncConnectionPool[Any], *, allowed_types: Sequence[type]) -> None:
         super().__init__(pool, serde=strict_serializer(allowed_types))
         self.group = GroupCommit(pool)
-        # A semaphore is an async context manager like the lock `_cursor` enters.
+        # A semaphore is an async context manager like the lock `_cursor` enters (pinned:
+        # tests/test_pinned_internals.py).
         self.lock = asyncio.Semaphore(pool.max_size)  # type: ignore[assignment]
 
     async def athread_ids(self) -> list[str]:
         """Every thread id in the store, most recently written first."""
+        # Upstream's private `_cursor` and its `checkpoints` table: tests/test_pinned_internals.py.
         async with self._cursor() as cur:
             await cur.execute(
                 "SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "

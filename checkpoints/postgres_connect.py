@@ -20,7 +20,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
-from psycopg_pool.base import AttemptWithBackoff
+from psycopg_pool.base import AttemptWithBackoff  # pinned: tests/test_pinned_internals.py
 
 from checkpoints.saver import CheckpointStoreError
 
@@ -121,8 +121,29 @@ class MusterPool(AsyncConnectionPool[Any]):
     """Every Muster psycopg pool (saver, leases, the fleet's queue): psycopg_pool's, with
     the reconnect backoff capped (`CappedBackoff`), so connections come back within half a
     second of the database answering. (The backoff object is made in `_add_connection`
-    when a pool first fails to connect, and passed on to each later try.)"""
+    when a pool first fails to connect, and passed on to each later try.)
 
+    A connection that fails its `check` (`check_pooled`) also has the pool check all its idle
+    connections at once (`AsyncConnectionPool.check`, which replaces the broken ones): after
+    a database blip every idle connection of the pool is dead, and the pool's next try then
+    gets a live one instead of the next dead one a second later."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        check = kwargs.get("check")
+        if check is not None:
+
+            async def checked(conn: psycopg.AsyncConnection[Any]) -> None:
+                try:
+                    await check(conn)
+                except Exception:
+                    if not self.closed:
+                        _purge(self)
+                    raise
+
+            kwargs["check"] = checked
+        super().__init__(*args, **kwargs)
+
+    # psycopg_pool's private `_add_connection`: pinned (tests/test_pinned_internals.py).
     async def _add_connection(
         self, attempt: AttemptWithBackoff | None, growing: bool = False
     ) -> None:
@@ -140,24 +161,16 @@ async def check_pooled(conn: psycopg.AsyncConnection[Any]) -> None:
     Procrastinate's fetch and finish three round trips more a job).
 
     A connection that fails is discarded by the pool, which then waits a second before its
-    next try (psycopg_pool's backoff, doubled each time): after a database blip every idle
-    connection of the pool is dead, so the first failure also has the pool check all its
-    idle connections at once (`AsyncConnectionPool.check`, which replaces the broken ones),
-    and the next try gets a live one."""
+    next try (psycopg_pool's backoff, doubled each time); a `MusterPool` also checks all its
+    idle connections at once on the first failure (see its docstring)."""
     now = time.monotonic()
     last = _handed_out_at.get(conn)
     _handed_out_at[conn] = now
     if last is not None and now - last <= IDLE_CHECK_S and not server_spoke(conn):
         return
-    try:
-        if conn.closed or conn.broken:
-            raise psycopg.OperationalError("the connection is closed")
-        await AsyncConnectionPool.check_connection(conn)
-    except Exception:
-        pool = getattr(conn, "_pool", None)  # psycopg_pool's own back reference
-        if isinstance(pool, AsyncConnectionPool) and not pool.closed:
-            _purge(pool)
-        raise
+    if conn.closed or conn.broken:
+        raise psycopg.OperationalError("the connection is closed")
+    await AsyncConnectionPool.check_connection(conn)
 
 
 _purges: dict[int, asyncio.Task[None]] = {}

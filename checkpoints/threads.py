@@ -88,6 +88,7 @@ async def thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
         return await saver.athread_ids()
     if not isinstance(saver, AsyncSqliteSaver):
         raise TypeError(f"cannot list the threads of a {type(saver).__name__}")
+    # Upstream's `checkpoints` table (no public call lists threads): tests/test_pinned_internals.py.
     async with saver.conn.execute(
         "SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "
         "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY last DESC"

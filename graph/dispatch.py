@@ -107,6 +107,7 @@ async def dispatch(packet: Handoff, runtime: Runtime[Services]) -> dict[str, Any
     if trace is not None:
         info = runtime.execution_info
         when_saved(
+            # The running graph's saver, under a private key: tests/test_pinned_internals.py.
             get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER),
             info.task_id if info is not None else None,
             partial(

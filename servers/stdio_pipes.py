@@ -79,7 +79,8 @@ async def _serve(mcp: FastMCP[Any]) -> None:
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     streams: Any = (_Lines(reader), _Writer(writer))  # duck-typed as anyio.AsyncFile[str]
     async with stdio_server(*streams) as (read_stream, write_stream):
-        # What `FastMCP.run_stdio_async` runs, on our streams (it takes none of its own).
+        # What `FastMCP.run_stdio_async` runs, on our streams (it takes none of its own): a
+        # copy, on the private `_mcp_server`, pinned and checked by tests/test_pinned_internals.py.
         server = mcp._mcp_server
         await server.run(read_stream, write_stream, server.create_initialization_options())
 

@@ -33,6 +33,7 @@ from graph.app.replay_diff import RunView, run_view
 from graph.app.replay_record import (
     REPLAYING,
     Recording,
+    ReplayChatModel,
     ReplayHub,
     ThreadReplay,
     call_key,
@@ -138,6 +139,31 @@ def test_recording_is_read_back_from_the_trace(tmp_path: Path) -> None:
     write = call_key("orders.issue_refund", {"order_id": "1", "requested_by": "other"}, writes=True)
     assert recording.tools[write] == [("ok", "done")]
     assert recording.runs == {"r1", "r2"}
+
+
+async def test_the_replay_model_serves_the_recording_and_asks_its_fallback_for_the_rest() -> None:
+    """A recorded request is served its recorded replies in order (the last repeats), sync and
+    async; one the recording lacks is counted as a miss and answered by the fallback."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from workers.local_models import ScriptedChatModel
+    from workers.models import request_digest
+
+    asked = [HumanMessage(content="where is order 1?")]
+    replies = [{"response": {"content": c, "tool_calls": [], "usage": {}}} for c in ("a", "b")]
+    replay = ThreadReplay(Recording(models={request_digest(asked, []): replies}))
+    fallback = ScriptedChatModel(turns=["from the fallback"])
+    model = ReplayChatModel(replay=replay, fallback=fallback)
+    assert model.invoke("where is order 1?").content == "a"
+    assert (await model.ainvoke(asked)).content == "b"
+    assert model.invoke(asked).content == "b"
+    assert not replay.model_misses and fallback.calls == 0
+    other = [HumanMessage(content="and order 2?")]
+    assert model.invoke(other).content == "from the fallback"
+    reply = await model.ainvoke(other)
+    assert isinstance(reply, AIMessage) and reply.content == "from the fallback"
+    assert reply.usage_metadata is not None  # the fallback's usage comes through
+    assert replay.model_misses == [request_digest(other, [])] * 2 and fallback.calls == 2
 
 
 @pytest.mark.integration

@@ -211,5 +211,6 @@ def model_label(model: object) -> str:
         value = getattr(model, attribute, None)
         if isinstance(value, str) and value:
             return value
+    # `_llm_type`: LangChain's documented hook for a custom model (tests/test_pinned_internals.py).
     llm_type = getattr(model, "_llm_type", None)
     return llm_type if isinstance(llm_type, str) else type(model).__name__

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import re._constants as sre
+import re._constants as sre  # private stdlib, checked by tests/test_pinned_internals.py
 import re._parser as sre_parse
 from collections.abc import Iterable
 from dataclasses import dataclass

@@ -29,7 +29,11 @@ class MusterWorker(Worker):
     """Procrastinate's `Worker`, made to ride out a database blip (graph/app/fleet_worker.py's
     docstring): where Procrastinate's stops on the first error of a fetch, a heartbeat or its
     listener, and leaves a job "doing" when its outcome cannot be written, this one tries
-    again."""
+    again.
+
+    Built on Procrastinate's private `Worker` methods and state (`_fetch_and_process_jobs`,
+    `_update_heartbeat`, `_persist_job_status`, `_start_side_tasks`, `_running_jobs`,
+    `_stop_event`, `_new_job_event`, ...): pinned, checked by tests/test_pinned_internals.py."""
 
     def __init__(
         self,
@@ -100,7 +104,8 @@ class MusterWorker(Worker):
                 self._new_job_event.set()
 
     def _start_side_tasks(self) -> list[asyncio.Task[Any]]:
-        # Procrastinate's side tasks, with the listener above.
+        # Procrastinate's side tasks, with the listener above (a copy, checked by
+        # tests/test_pinned_internals.py).
         side_tasks = [
             asyncio.create_task(self._update_heartbeat(), name="update_heartbeats"),
             asyncio.create_task(self._periodic_deferrer(), name="deferrer"),

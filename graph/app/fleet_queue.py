@@ -293,6 +293,7 @@ class FleetWorker:
         return self.silent_s > self.stalled_after_s
 
 
+# Procrastinate's own tables (pinned; their columns checked by tests/test_pinned_internals.py).
 _JOBS_SQL = """
 SELECT DISTINCT ON (j.lock) j.lock AS thread_id, j.id, j.task_name, j.status::text AS status,
        j.attempts, j.worker_id,

@@ -40,6 +40,7 @@ PRUNE_AFTER_BOUNDS = 10
 """A silent worker's row is deleted after this many `stalled_after` (its jobs are retried
 after one)."""
 
+# Procrastinate's own tables (pinned; their columns checked by tests/test_pinned_internals.py).
 _KEEP_ALIVE = """
 INSERT INTO procrastinate_workers (id, last_heartbeat)
 OVERRIDING SYSTEM VALUE VALUES (%(worker_id)s, now())

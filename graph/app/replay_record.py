@@ -9,9 +9,10 @@ write; `graph.trace.record_call`) and its model calls, the LLM planner's and the
 writer's, in a worker turn's format (`graph.trace.record_model_call`; their request digest
 covers the messages and the structured-output schema). `load_recording` reads them back.
 
-The model side is LangChain's `GenericFakeChatModel`: one per recorded request digest, fed
-that request's recorded replies in order (the last repeats); a structured-output request
-(`with_structured_output`) is served the same way and its reply parsed into the schema. The
+The model side serves, per recorded request digest, that request's recorded replies in
+order (the last repeats), as LangChain's `GenericFakeChatModel` would but without calling its
+private `_generate`; a structured-output request (`with_structured_output`) is served the
+same way and its reply parsed into the schema. The
 tool side is a `ToolHub` whose one execution step (`_run`) answers from the recording; the
 hub's own checks (allowlist, unknown tool, read vs write) still run first, on the current
 catalogue.
@@ -28,9 +29,9 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
+from langchain_core.outputs import ChatGeneration, ChatResult, LLMResult
+from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
@@ -127,8 +128,8 @@ def _recorded_error(name: str, text: str) -> Exception:
 
 
 class _Served(Iterator[AIMessage]):
-    """The recorded replies to one request, as the fake model's message stream: each call
-    takes the next, the last repeats, and a recorded error is raised again."""
+    """The recorded replies to one request: each call takes the next, the last repeats, and
+    a recorded error is raised again."""
 
     def __init__(self, entries: Sequence[dict[str, Any]]) -> None:
         self.entries, self.at = entries, 0
@@ -173,7 +174,7 @@ inherit it), so one hub serves every thread of a batch from its own recording.""
 
 class ReplayChatModel(BaseChatModel):
     """A chat model answering each request from the recording, by its digest, through one
-    `GenericFakeChatModel` per recorded request. A request not recorded raises `ModelMiss`
+    `_Served` stream per recorded request. A request not recorded raises `ModelMiss`
     under `--strict` (a worker reports it as `unavailable`, the LLM planner as a `PlannerCallError`,
     the answer writer leaves the composed answer), else goes to `fallback`."""
 
@@ -181,8 +182,8 @@ class ReplayChatModel(BaseChatModel):
     """The `ThreadReplay` served (typed loosely: pydantic does not know the dataclass)."""
     fallback: BaseChatModel
     """The model for requests the recording lacks (non-strict); the offline model by default."""
-    fakes: dict[str, GenericFakeChatModel] = {}
-    """The fake model per recorded digest, made on first use."""
+    served: dict[str, _Served] = {}
+    """The recorded replies per digest, made on first use."""
 
     @property
     def _llm_type(self) -> str:
@@ -206,15 +207,14 @@ class ReplayChatModel(BaseChatModel):
         model: type[BaseModel] = schema
 
         async def ask(given: LanguageModelInput) -> dict[str, Any] | BaseModel:
-            messages = self._convert_input(given).to_messages()
-            fake = self._fake(structured_request(messages, model))
-            if fake is None:
+            messages = _as_messages(given)
+            served = self._served(structured_request(messages, model))
+            if served is None:
                 fallback = self.fallback.with_structured_output(
                     model, include_raw=include_raw, **kwargs
                 )
                 return await fallback.ainvoke(messages)
-            raw = fake._generate(messages).generations[0].message
-            assert isinstance(raw, AIMessage)
+            raw = next(served)
             if not include_raw:
                 return _parsed(raw, model)
             try:
@@ -224,20 +224,27 @@ class ReplayChatModel(BaseChatModel):
 
         return RunnableLambda(ask, name="ReplayStructuredOutput")
 
-    def _fake(self, digest: str) -> GenericFakeChatModel | None:
-        """The fake model serving `digest`'s recorded replies; None when the recording lacks
-        it (counted as a miss; under `--strict` a `ModelMiss`)."""
+    def _served(self, digest: str) -> _Served | None:
+        """`digest`'s recorded replies; None when the recording lacks it (counted as a miss;
+        under `--strict` a `ModelMiss`)."""
         replay: ThreadReplay = self.replay
         entries = replay.recording.models.get(digest)
         if entries:
-            if digest not in self.fakes:
-                self.fakes[digest] = GenericFakeChatModel(messages=_Served(entries))
-            return self.fakes[digest]
+            if digest not in self.served:
+                self.served[digest] = _Served(entries)
+            return self.served[digest]
         replay.model_misses.append(digest)
         if replay.strict:
             raise ModelMiss(f"model request {digest} is not in the recording (--strict)")
         return None
 
+    def _recorded(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> _Served | None:
+        tools = kwargs.get("tools") or []
+        return self._served(request_digest(messages, [t.get("function", t)["name"] for t in tools]))
+
+    # `_generate` / `_agenerate` are LangChain's documented hooks for a custom chat model (the
+    # contract: tests/test_pinned_internals.py); the fallback is asked through its public
+    # `generate` / `agenerate`.
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -245,11 +252,10 @@ class ReplayChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        tools = kwargs.get("tools") or []
-        fake = self._fake(request_digest(messages, [t.get("function", t)["name"] for t in tools]))
-        if fake is not None:
-            return fake._generate(messages, stop)
-        return self.fallback._generate(messages, stop, **kwargs)
+        served = self._recorded(messages, kwargs)
+        if served is not None:
+            return ChatResult(generations=[ChatGeneration(message=next(served))])
+        return _chat_result(self.fallback.generate([messages], stop, **kwargs))
 
     async def _agenerate(
         self,
@@ -259,7 +265,26 @@ class ReplayChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         # No thread hop: serving a recorded reply is a dict lookup.
-        return self._generate(messages, stop, **kwargs)
+        served = self._recorded(messages, kwargs)
+        if served is not None:
+            return ChatResult(generations=[ChatGeneration(message=next(served))])
+        return _chat_result(await self.fallback.agenerate([messages], stop, **kwargs))
+
+
+def _as_messages(given: LanguageModelInput) -> list[BaseMessage]:
+    """A model's input as its messages, as a chat model reads it (a string is one human
+    message), with LangChain's public converters."""
+    if isinstance(given, PromptValue):
+        return given.to_messages()
+    if isinstance(given, str):
+        return [HumanMessage(content=given)]
+    return convert_to_messages(given)
+
+
+def _chat_result(result: LLMResult) -> ChatResult:
+    """The one prompt's `ChatResult` of a `generate` call."""
+    generations = [g for g in result.generations[0] if isinstance(g, ChatGeneration)]
+    return ChatResult(generations=generations, llm_output=result.llm_output)
 
 
 def _parsed(reply: AIMessage, schema: type[BaseModel]) -> BaseModel:

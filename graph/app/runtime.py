@@ -85,6 +85,7 @@ def with_checkpointer(graph: Graph, saver: Saver) -> Graph:
     `StudioGraph.copy` does (graph/app/studio.py); a run applies it to `saver` when
     `LANGGRAPH_STRICT_MSGPACK` is on, exactly as for a graph compiled with `saver`."""
     bound = graph.copy(update={"checkpointer": saver})
+    # Private, pinned: tests/test_pinned_internals.py.
     bound._serde_allowlist = graph._serde_allowlist
     return bound
 

@@ -142,6 +142,7 @@ class StudioGraph(CompiledStateGraph[Any, Any, Any, Any]):
 
     def copy(self, update: dict[str, Any] | None = None) -> Self:
         copied = super().copy(update)
+        # Private, pinned: tests/test_pinned_internals.py.
         copied._serde_allowlist = self._serde_allowlist
         return copied
 
@@ -149,7 +150,7 @@ class StudioGraph(CompiledStateGraph[Any, Any, Any, Any]):
 def studio_graph() -> StudioGraph:
     """`build_graph()` without a checkpointer or a context schema, as a `StudioGraph`."""
     compiled = build_graph()
-    # What Pregel.copy() does, into our class.
+    # What Pregel.copy() does, into our class (a copy, checked by tests/test_pinned_internals.py).
     attrs = {k: v for k, v in compiled.__dict__.items() if k != "__orig_class__"}
     graph = StudioGraph(**{**attrs, "context_schema": None})
     graph._serde_allowlist = compiled._serde_allowlist

@@ -38,6 +38,7 @@ Connection = StdioConnection | StreamableHttpConnection | SSEConnection
 OnBroken = Callable[[Exception], None]
 
 # The MCP SDK's defaults (mcp.shared._httpx_utils): a response stream may stay open for long.
+# A copy of private values, checked against the SDK's by tests/test_pinned_internals.py.
 _HTTP_TIMEOUT = httpx.Timeout(30.0, read=300.0)
 
 
@@ -217,6 +218,7 @@ def install() -> None:
     Idempotent.
     """
     global _original_create
+    # The SDK's private spawn function, pinned and checked by tests/test_pinned_internals.py.
     current = getattr(mcp_stdio, "_create_platform_compatible_process", None)
     if current is not None and current is not _capturing_create:
         _original_create = current
@@ -237,6 +239,7 @@ class _OneLineTransportErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
+        # The SDK's log text, checked in stdio_client's source by tests/test_pinned_internals.py.
         if error is not None and "Failed to parse JSONRPC message" in record.getMessage():
             note = "skipped a non-protocol line on its stdout"
         elif isinstance(error, httpx.TransportError):

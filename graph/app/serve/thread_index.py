@@ -125,6 +125,7 @@ class ThreadIndex:
 
     @staticmethod
     async def _max_rowids(saver: AsyncSqliteSaver) -> tuple[int, int]:
+        # Upstream's `checkpoints` and `writes` tables: tests/test_pinned_internals.py.
         await saver.setup()
         async with saver.conn.execute(
             "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM checkpoints),"
