@@ -242,7 +242,9 @@ def test_the_sqlite_saver_awaits_a_connection_whose_worker_thread_is_not_alive()
     from langgraph.checkpoint.sqlite import aio
 
     where = "checkpoints/inline_sqlite.py (InlineConnection)"
-    assert not hasattr(aiosqlite.Connection, "is_alive"), where
+    assert not hasattr(aiosqlite.Connection, "is_alive"), (
+        f"aiosqlite.Connection has is_alive(), which the saver asks instead: re-check {where}"
+    )
     assert_unchanged(aio._build_conn_started_check, where=where)
     assert_unchanged(aio._ensure_connected, where=where)
 
