@@ -361,8 +361,12 @@ def test_the_sdks_stdio_client_spawns_through_the_function_the_hub_patches() -> 
     record for a non-protocol line, found by its text."""
     import mcp.client.stdio as mcp_stdio
 
+    from workers.hub import transports
+
     where = "workers/hub/transports.py (install, _capturing_create, _OneLineTransportErrors)"
     spawn = mcp_stdio._create_platform_compatible_process
+    if spawn is transports._capturing_create:  # a hub in this process already installed it
+        spawn = transports._original_create
     parameters = inspect.signature(spawn).parameters
     assert list(parameters) == ["command", "args", "env", "errlog", "cwd"], (
         f"upstream {spawn.__qualname__} takes {list(parameters)}: re-check {where}"

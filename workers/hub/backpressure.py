@@ -165,13 +165,16 @@ class Breaker:
             f"(last: {self.last_failure[:160]}); next try in {wait:.1f}s"
         )
 
-    def adopt(self, shared: SharedOpen) -> None:
+    def adopt(self, shared: SharedOpen, read_at: float | None = None) -> None:
         """Take on another process's open circuit, read from the board: open for the
-        cool-down it has left, its reopen count kept, so a failed probe here doubles it."""
+        cool-down it has left, its reopen count kept, so a failed probe here doubles it.
+        `read_at` is when the read began (`clock`): the cool-down left counts from then, so a
+        slow or cached read never keeps this process closed longer than the board says."""
         self.reopened = max(self.reopened, shared.reopened, 1)
         self.failures = max(self.failures, self.settings.threshold)
         self.last_failure = shared.last_failure or self.last_failure
-        self.open_until = self.clock() + max(0.0, shared.remaining_s)
+        since = self.clock() if read_at is None else read_at
+        self.open_until = since + max(0.0, shared.remaining_s)
         self.probing = False
 
     def record(self, outcome: CallOutcome, text: str) -> None:
@@ -243,9 +246,14 @@ class SharedBreakers:
         seen = self._seen.get(server)
         if not fresh and seen is not None and self.clock() - seen[0] < BOARD_TTL_S:
             return seen[1]
+        started = self.clock()
         row = await self.board.read(self.prefix + server)
-        self._seen[server] = (self.clock(), row)
+        self._seen[server] = (started, row)
         return row
+
+    def _read_at(self, server: str) -> float | None:
+        seen = self._seen.get(server)
+        return None if seen is None else seen[0]
 
     async def refresh(self, servers: Iterable[str]) -> None:
         """Take on the board's open circuits for `servers`, so `is_open` sees them (a
@@ -258,7 +266,7 @@ class SharedBreakers:
                 continue  # open here already
             shared = await self._shared(server)
             if shared is not None and shared.remaining_s > 0:
-                breaker.adopt(shared)
+                breaker.adopt(shared, self._read_at(server))
 
     async def admit(self, server: str) -> str | None:
         """Why a read call may not go to `server` now, or None: `Breaker.refusal`, with the
@@ -281,7 +289,7 @@ class SharedBreakers:
                 breaker.record(CallOutcome.OK, "")  # closed elsewhere: closed here too
             return breaker.refusal()
         if shared.remaining_s > 0:
-            breaker.adopt(shared)
+            breaker.adopt(shared, self._read_at(server))
             return breaker.refusal()
         if await self.board.claim_probe(self.prefix + server, self.holder):
             breaker.adopt(shared)
