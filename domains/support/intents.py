@@ -281,6 +281,9 @@ INTENTS: tuple[Intent, ...] = (
         not_after=(
             # "Is it too late to cancel?" asks for the cancellation all the same.
             r"(?:past the point of|(?<!is it )(?<!is it already )(?<!am i )too late (?:to|for)) $",
+            # What cancelling would feel like is no request for it ("feels a bit cheeky to
+            # cancel and re-order", "seems silly to cancel").
+            r"(?:feels?|felt|seems?|seemed|sounds?) (?:\w+ ){0,3}to $",
             # What the customer already did ("I had already cancelled it"), never a duty or a
             # wish: "I have to cancel", "have I got to cancel", "I've got to cancel" ask for it.
             r"(?:avevo|ho|j'avais|j'ai|hatte|habe|habia|he|tinha|had|have|i'?d|i'?ve|was|were"
@@ -420,11 +423,9 @@ INTENTS: tuple[Intent, ...] = (
                     r"(?:haengt|steckt) (?:\w+ ){0,5}fest\b",
                     r"(?:bewegt sich|tut sich) (?:\w+ )?nicht(?:s)?\b",
                     r"still (?:not|no|nothing|haven'?t|waiting)",
-                    r"hasn'?t",
-                    r"hasnt",
-                    r"has not",
-                    r"haven'?t",
-                    r"have not",
+                    # Not "if they haven't left yet": whether it went out asks its status.
+                    r"(?:hasn'?t|hasnt|has not|haven'?t|have not)(?! (?:left|shipped|gone out"
+                    r"|been (?:sent|shipped|dispatched|posted)))",
                     r"didn'?t (?:arrive|come|get)",
                     r"stuck",
                     r"retard",
@@ -520,6 +521,8 @@ INTENTS: tuple[Intent, ...] = (
                     r"when (?:\w+ ){0,3}should (?:be delivered|arrive)",
                     r"where (?:\w+ ){0,4}(?:are|is) on (?:their|its) (?:journey|way)",
                     r"where (?:my|our) (?:\w+ ){1,2}(?:is|are)\b",
+                    r"where (?:order |parcel |package )?(?:no\.? |number |#)?\d{4,8} (?:is|has got"
+                    r"|has gotten|stands)\b",
                     r"been (?:sent|posted|shipped|dispatched|mailed)(?: out| off)?(?: yet|\?| and if so)",
                     r"(?:sent|posted|gone out) yet",
                     r"(?:update|updates|news) (?:on|about|regarding) (?:my|our|the)",
@@ -1254,6 +1257,18 @@ INTENTS: tuple[Intent, ...] = (
             r"nao (?:quero|queremos) (?:cancelar|anular)(?! nada)"
             r"(?![^.?!]{0,40}\b(?:so|apenas|somente|nada|mas sim)\b)",
             r"(?:vou|quero) ficar com",
+            # The customer's own cancellation request taken back, in each language ("vergesst
+            # bitte meine Stornoanfrage", "forget my cancellation request").
+            r"(?:forget|ignore|disregard|scrap|withdraw|drop) (?:\w+ ){0,3}cancell?ation",
+            r"(?:vergess\w*|vergiss|ignorier\w*|zurueckzieh\w*) (?:\w+ ){0,4}storn",
+            r"storn\w* (?:\w+ ){0,8}(?:nicht mehr noetig|nicht mehr notig|hinfaellig|hinfallig"
+            r"|ziehe ich zurueck|ziehe ich zuruck)",
+            r"(?:oubliez|oublie|ignorez|ignore) (?:\w+ ){0,3}(?:demande d'annulation|annulation)",
+            r"(?:olvid\w*|ignor\w*) (?:\w+ ){0,3}(?:cancelacion|anulacion|solicitud de cancel)",
+            r"(?:dimentica\w*|ignora\w*) (?:\w+ ){0,3}(?:annullamento|richiesta di annull)",
+            r"(?:vergeet|negeer) (?:\w+ ){0,3}(?:annulering|annuleringsverzoek)",
+            r"(?:esquec\w*|ignor\w*|desconsider\w*) (?:\w+ ){0,3}(?:cancelamento|anulacao"
+            r"|pedido de cancel)",
         ),
         policy_topics=("cancellation",),
         kb_articles=("KB-104",),

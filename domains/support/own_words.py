@@ -96,7 +96,15 @@ def own_words(text: str) -> str:
     if not head.strip():  # a bare forward: the forwarded body is the request
         match = FORWARD_HEADER.search(text)
         head = text[match.end() :] if match else text
-        head = re.sub(r"(?im)^\s*(?:from|to|sent|date|subject|de|von|an|para|à)\s*:.*$", "", head)
+        # Its subject line is its writer's own words too ("Subject: PO 4471 - orders 12367
+        # and 12337" names the orders its body only calls "both desks"); the other headers
+        # are addresses and dates.
+        head = re.sub(
+            r"(?im)^\s*(?:subject|betreff|objet|asunto|oggetto|onderwerp|assunto)\s*:\s*(.*)$",
+            r"\1.",
+            head,
+        )
+        head = re.sub(r"(?im)^\s*(?:from|to|sent|date|de|von|an|para|à)\s*:.*$", "", head)
     head = _unsigned(_cut(head, SIGNATURE_START))
     lines = [line for line in head.splitlines() if not line.lstrip().startswith(">")]
     kept: list[str] = []

@@ -662,6 +662,7 @@ def _apart(clauses: tuple[ClauseReading, ...], own_text: str) -> frozenset[tuple
     """Pairs (intent, the intent that would make it redundant) read in clauses that name
     different orders: each is its own order's request."""
     ids: dict[str, set[str]] = {}
+    own_ids: dict[str, set[str]] = {}  # named by an asking clause itself, not inherited
     last: list[str] = []
     # An id is told from a number by its sentence ("cancel 12374 but don't touch 12344": the
     # second clause alone has no order word), so the ticket's ids are found once, whole.
@@ -669,10 +670,12 @@ def _apart(clauses: tuple[ClauseReading, ...], own_text: str) -> frozenset[tuple
     for clause in clauses:
         # A clause naming no order speaks of the last one named ("Ich hab 12334 storniert.
         # Vergesst das bitte").
-        named = ids_in(clause.text, in_ticket) or find_order_ids(clause.text) or last
+        stated = ids_in(clause.text, in_ticket) or find_order_ids(clause.text)
+        named = stated or last
         last = named
         for name in clause.intents:
             ids.setdefault(name, set()).update(named)
+            own_ids.setdefault(name, set()).update(stated if clause.asks else ())
     return frozenset(
         (name, other)
         for name, own in ids.items()
@@ -682,6 +685,14 @@ def _apart(clauses: tuple[ClauseReading, ...], own_text: str) -> frozenset[tuple
             (ids.get(other) and not own & ids[other])
             # A subscription is no order: cancelling a named order beside it is its own ask.
             or (other == "subscription" and other in ids and not ids[other])
+            # Nor are points: a question about them, in a clause naming no order, beside a
+            # question naming its order ("has 12321 been sent out yet? And do points expire?").
+            or (
+                not BY_NAME[other].order_bound
+                and other in own_ids
+                and not own_ids[other]
+                and bool(own_ids.get(name))
+            )
         )
     )
 

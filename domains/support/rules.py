@@ -50,6 +50,9 @@ PERSONAL = (
     r"(?:you|they) (?:charged|sent|shipped|delivered)",
     r"charged me",
     r"i'?ve been (?:charged|billed|sent)",
+    # Charged without a subject: "just got billed $24.99", "we were charged twice".
+    r"(?:got|get|getting|was|were|been) (?:\w+ )?(?:billed|charged|debited)\b",
+    r"(?:billed|debited) (?:me|us|my)\b",
     r"(?:the|my) order number",
     r"(?:ma|mon|mes) (?:\w+ )?(?:commande|colis|carte|achat|facture|remboursement|paiement"
     r"|abonnement)",
@@ -236,6 +239,23 @@ def _understood(request: str) -> Understanding:
     return understand(request, mentions_order=ORDER_ID)
 
 
+def _asked_of_a_named_order(understood: Understanding, intents: tuple[str, ...]) -> frozenset[str]:
+    """The order-bound intent an asking clause asks alone, naming its order itself, beside
+    intents about no order ("has order 12321 been sent out yet? And do points expire?"): a
+    question in its own right, not a phrase used in passing. Wider (any asking clause's one
+    intent) it kept 9 intents read in passing for 4 it saved, over the train and dev sets."""
+    if all(BY_NAME[i].order_bound for i in intents):
+        return frozenset()
+    return frozenset(
+        c.intents[0]
+        for c in understood.clauses
+        if c.asks
+        and len(c.intents) == 1
+        and BY_NAME[c.intents[0]].order_bound
+        and ORDER_ID.search(c.text)
+    )
+
+
 @lru_cache(maxsize=256)
 def read_ticket(request: str) -> TicketReading:
     """Everything the rules read from a ticket (cached: the planner and `plan` both read
@@ -252,7 +272,10 @@ def read_ticket(request: str) -> TicketReading:
     scores: dict[str, float] | None = None
     if len(intents) > 1 or language == "English":
         scores = load_model().scores(normalize(understood.own_text))
-        intents = second_opinion.pruned(intents, scores)
+        # An intent that is the one thing an asking clause asks ("has order 12321 been sent
+        # out yet?") was not read in passing, whatever the whole ticket looks like.
+        asked = _asked_of_a_named_order(understood, intents)
+        intents = second_opinion.pruned(intents, scores, keep=asked)
         confidence *= second_opinion.agreement(intents, predicted(scores))
     unaccounted = understood.unaccounted
     may_propose = True

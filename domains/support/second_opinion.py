@@ -68,13 +68,15 @@ def filled(scores: Mapping[str, float]) -> frozenset[str]:
     return frozenset(name for name, value in scores.items() if value > 0)
 
 
-def pruned(intents: tuple[str, ...], scores: Mapping[str, float]) -> tuple[str, ...]:
+def pruned(
+    intents: tuple[str, ...], scores: Mapping[str, float], keep: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
     """The tables' intents less those the model finds implausible, when there are several;
     the best scored one stays when the model would drop them all. An intent the model was
-    never trained on is kept (it has no opinion of it)."""
+    never trained on is kept (it has no opinion of it), and so is one in `keep`."""
     if len(intents) < 2:
         return intents
-    kept = tuple(i for i in intents if scores.get(i, 0.0) >= IMPLAUSIBLE)
+    kept = tuple(i for i in intents if i in keep or scores.get(i, 0.0) >= IMPLAUSIBLE)
     if kept:
         return kept
     return (max(intents, key=lambda i: scores.get(i, 0.0)),)
