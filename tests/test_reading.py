@@ -1266,3 +1266,79 @@ def test_order_ids_typed_in_a_hurry_are_read() -> None:
     assert find_order_ids("hiya ordr 12370 the grindr came w the lid crakced") == ["12370"]
     assert find_order_ids("speaker frm 12369 came w a massive dent in it") == ["12369"]
     assert find_order_ids("the lid came cracked, call me on 55512 34567") == []
+
+
+def test_words_said_in_passing_are_not_requests() -> None:
+    """Session 2026-12-04, from the fresh dev_w/dev_y misses: what a clause mentions without
+    asking for it (owning a thing twice, finding a receipt, what cancelling would feel like)
+    is not that intent; a request taken back is keeping the order."""
+    cases: dict[str, tuple[set[str], set[str]]] = {
+        "kann ich die Bestellung #12324 noch stornieren?? hab den lautsprecher jetzt doppelt, "
+        "mein kumpel hat mir genau den gleichen geschenkt": ({"cancellation"}, {"duplicate_charge"}),
+        "Please DON'T go ahead with it - my husband found the receipt and we actually do need "
+        "this filter. Keep order 12364 as it is.": ({"keep_order"}, {"invoice", "cancellation"}),
+        "vergesst bitte meine Stornoanfrage von heute Morgen für die 12364, ist nicht mehr "
+        "nötig. Könnt ihr mir dann bitte noch eine Rechnung dafür schicken?": (
+            {"keep_order", "invoice"},
+            {"cancellation"},
+        ),
+        "Order 12374 was $72 and it's now $59 on your own site. Can you refund me the "
+        "difference? Feels a bit cheeky to cancel and re-order.": (
+            {"refund_request"},
+            {"cancellation"},
+        ),
+        # English "come through" is not Italian "come" (how): a thank-you asks nothing.
+        "The refund for the raincoat I sent back (12328) has come through. Thanks a lot, all "
+        "sorted!": ({"acknowledgement"}, {"refund_request"}),
+        "Oi! Só pra avisar que a manta do pedido 12359 chegou certinho. Obrigada pela "
+        "atenção, podem encerrar o chamado": ({"acknowledgement"}, set()),
+    }
+    for ticket, (wanted, unwanted) in cases.items():
+        read = set(read_ticket(ticket).intents)
+        assert wanted <= read and not (unwanted & read), (ticket, read)
+
+
+def test_a_question_naming_its_order_is_kept_beside_one_about_points() -> None:
+    """The learned model, weighing the whole ticket, would prune the order question as read
+    in passing; a clause that asks it alone, naming its order, is a request of its own."""
+    read = read_ticket(
+        "Quick one: has order 12321 been sent out yet? And do loyalty points expire at the "
+        "end of 2025?"
+    )
+    assert set(read.intents) == {"late_delivery", "loyalty_points"}
+    # ... but a statement naming an order beside a points question is still no question.
+    read = read_ticket(
+        "Forget my earlier question about sending back the trail shoes from 12362, I'll keep "
+        "them after all. How many loyalty points did that order earn?"
+    )
+    assert "loyalty_points" in read.intents and "return_request" not in read.intents
+
+
+def test_a_status_question_without_lateness_is_answered_with_tracking() -> None:
+    from domains.support.intents import BY_NAME
+
+    late = BY_NAME["late_delivery"]
+    where = "could you let me know where order 12347 is at the moment? no rush."
+    assert late.articles_for(normalize(where)) == ("KB-101",)
+    gone = "where is order 12347? and if it hasn't left yet, could it go to my office instead?"
+    assert late.articles_for(normalize(gone)) == ("KB-101",)
+    assert late.articles_for(normalize("order 12347 still hasn't arrived")) == ("KB-102",)
+
+
+def test_plural_order_words_and_a_forwards_subject_name_the_orders() -> None:
+    assert find_order_ids(
+        "I need VAT invoices for two orders placed for the office: 12337 and 12367 (both desks)."
+    ) == ["12337", "12367"]
+    forward = (
+        "From: procurement@northgate.example\nSubject: PO 4471 - orders 12367 and 12337\n\n"
+        "Both desks show as shipped. Could you confirm the delivery dates?"
+    )
+    assert set(read_ticket(forward).order_ids) == {"12367", "12337"}
+
+
+def test_a_charge_without_an_order_id_is_still_the_customers_own() -> None:
+    read = read_ticket(
+        "Just got billed $24.99 for a subscription renewal I completely forgot about. Please "
+        "cancel the subscription, and can I get that $24.99 back?"
+    )
+    assert "refund_request" in read.intents and read.about_an_order

@@ -77,8 +77,9 @@ BARE_NUMBER = re.compile(
 beside another group of digits ("07911 123456") or with a leading zero is a phone number's
 or a postcode's part."""
 ORDER_CONTEXT = re.compile(
-    r"\b(?:order|ordered|purchase|bought|parcel|package|delivery|shipment|charged?|refund\w*"
-    r"|cancel\w*|return\w*|items?|arrived|late|delayed|shipped|tracking|invoice|receipt|bill\w*"
+    r"\b(?:orders?|ordered|purchases?|bought|parcels?|packages?|deliver(?:y|ies)|shipments?"
+    r"|charged?|charges|refund\w*"
+    r"|cancel\w*|return\w*|items?|arrived|late|delayed|shipped|tracking|invoices?|receipts?|bill\w*"
     r"|debit\w*|paid|pay|payment|twice|faulty|broken|damaged|wrong|status"
     # What came damaged, in the words people use: "came w a massive dent", "lid cracked".
     r"|dent\w*|crack\w*|smash\w*|crush\w*|scratch\w*|shatter\w*|leak\w*|rattl\w*"

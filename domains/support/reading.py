@@ -125,12 +125,26 @@ ASKS = re.compile(
     r"|koennen sie|koenntet|ich moechte|ich will|ich haette gern|bitte|wie (?:kann|lange|viel)"
     r"|warum|wann|ich brauche"
     r"|puede|pueden|podrian|podria|quiero|quisiera|necesito|por favor|como|cuando|por que"
-    r"|potete|potreste|puo|vorrei|voglio|per favore|come|quando|perche|mi serve"
+    # Italian "come" (how), not English "come through", "come back", "did come."
+    r"|potete|potreste|puo|vorrei|voglio|per favore|quando|perche|mi serve"
+    r"|come(?!\s*(?:[.!,;)]|$)|\s+(?:through|back|in|out|with|up|on|off|to|from|and|as|here"
+    r"|home|across|over|round|around|along|by|apart|loose|today|yesterday|tomorrow|soon|again"
+    r"|at|the|a|my|your|it|in time|quickly)\b)"
     r"|kunt u|kun je|kunnen jullie|ik wil|ik zou graag|graag|alstublieft|alsjeblieft|hoe|wanneer"
     r"|waarom|ik heb .{0,20} nodig"
     r"|podem|poderiam|pode|gostaria|quero|preciso|por favor|como|quando|porque)(?![\w])"
 )
 """A clause that asks for something (a question, a request), in the seven languages."""
+CLOSE_THE_TICKET = re.compile(
+    r"(?<![\w])(?:(?:you )?(?:can|may|could) (?:now )?close (?:the|this|my) (?:ticket|case|request)"
+    r"|(?:pode|podem) (?:ja )?(?:fechar|encerrar|arquivar)"
+    r"|(?:vous pouvez|tu peux|pouvez-vous) (?:\w+ )?(?:fermer|clore|cloturer)"
+    r"|(?:koennt|konnt|koennen|konnen|kannst|duerft|durft) (?:\w+ ){0,3}(?:schliessen|zumachen)"
+    r"|(?:pueden|puede|podeis) (?:ya )?(?:cerrar|archivar)"
+    r"|(?:potete|puoi|puo) (?:\w+ )?(?:chiudere|archiviare)"
+    r"|(?:mag|mogen|kunnen|kun je|kunt u) (?:\w+ ){0,2}(?:sluiten|dicht))(?![\w])"
+)
+"""Asking to close the ticket: the thanks it comes with is no question (acknowledgement)."""
 COURTESY = re.compile(
     r"^\W*(?:hi|hello|hey|dear\b.*|good (?:morning|afternoon|evening)|greetings|hiya"
     r"|thanks?(?: you)?(?: (?:so much|a lot|in advance|for (?:your|the) help))?|cheers"
@@ -618,7 +632,11 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
             continue  # no phrase of it can begin here: not worth running its pattern
         if intent.only_with and not pattern(intent.only_with).search(context):
             continue
-        if intent.not_in_questions and ("?" in norm or ASKS.search(norm)):
+        if (
+            intent.not_in_questions
+            and ("?" in norm or ASKS.search(norm))
+            and not CLOSE_THE_TICKET.search(norm)
+        ):
             continue
         matches = list(pattern(intent.phrases).finditer(norm))
         if not matches:

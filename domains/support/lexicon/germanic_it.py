@@ -19,7 +19,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|berechnet|bezahlt|gezahlt|eingezogen|abgezogen|kassiert|gebucht|abgerechnet|abbuchung"
         r"|belastung|zahlung|lastschrift|transaktion|buchung|in rechnung)",
         r"(?:zwei|2|mehrere|mehrfache|doppelte|identische) (?:\w+ )?(?:abbuchungen|belastungen"
-        r"|zahlungen|buchungen|lastschriften|transaktionen|kartenzahlungen|einzuege)",
+        r"|zahlungen|buchungen|lastschriften|transaktionen|kartenzahlungen|einzuege|betraege"
+        r"|betrage|vormerkungen|reservierungen|autorisierungen)",
         r"mehrfach (?:abgebucht|belastet|berechnet|eingezogen|kassiert)",
         r"zweite (?:abbuchung|belastung|zahlung|buchung|lastschrift|transaktion)",
         r"(?:nochmal|noch ?einmal|noch ein zweites mal|erneut|ein zweites mal) (?:\w+ )?(?:abgebucht"
@@ -87,6 +88,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?<!anzeige )erstatt(?:ung|en|e\b|ungs|ungen|bar)",
         r"(?:wann|wurde|wird|ist|noch nicht|bereits|schon) (?:\w+ ){0,4}erstattet",
         r"erstattet (?:werden|bekommen|haben|wird)",
+        # "bitte erstattet mir einfach mein Geld", "erstatten Sie mir den Betrag"
+        r"erstatte[tn]? (?:sie |ihr |du )?(?:mir|uns)\b",
         r"r(?:ue|u)ckzahlung",
         r"zur(?:ue|u)ckzahl",
         r"zur(?:ue|u)ckgezahlt (?:werden|bekommen)",

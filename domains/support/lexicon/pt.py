@@ -183,6 +183,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"trocar pel[oa] (?:produto|artigo|item|tamanho|modelo) (?:certo|correto|correcto|que pedi|que encomendei)",
         # "não tem nada a ver com o que pedi": something else came.
         r"nada a ver com (?:o que|a minha|o meu|a encomenda|o pedido|o produto|aquilo)",
+        r"(?:vinha|veio|vieram|chegou|chegaram|estava|mandaram|enviaram)\b[^?!]{1,60}\bnada a ver\b",
+        # "Como faço para receber as sapatilhas certas?": the right item, not the one sent.
+        r"(?:receber|mandem|enviem|mandar|enviar) (?:o|a|os|as) (?:\w+ ){1,2}(?:cert[oa]s?|corret[oa]s?"
+        r"|que (?:eu )?(?:pedi|encomendei|comprei))\b",
         r"(?:recebi|chegou|veio|vieram|enviaram|mandaram|entregaram)\b[^.?!]{0,50}\bnao tem nada a"
         r" ver",
         r"(?:produto|artigo|item|tamanho|cor|modelo|encomenda|pedido|coisa|versao|livro"
@@ -231,6 +235,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:nao usad[oa]s?|por usar|sem uso|nunca usad[oa]s?|ainda (?:na|com a) embalagem"
         r"|com (?:as )?etiquetas?)",
         r"retornar (?:o|a|os|as) (?:produto|artigo|item|encomenda)",
+        # "Posso devolvê-lo?", "quero devolver a manta": sending it back, not the money back.
+        r"(?:posso|podemos|quero|queria|gostaria de|preciso|vou|da para|e possivel|como)"
+        r" (?:\w+ ){0,2}devolv\w*(?:-(?:lo|la|los|las))?"
+        r"(?! (?:\w+ )?(?:dinheiro|valor|montante|pagamento|diferenca|quantia))",
         r"(?:recolher|recolham|buscar|busquem) (?:o |a )?(?:produto|artigo|encomenda)",
     ),
     "price_error": (
@@ -340,6 +348,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         # "Valeu, pessoal! Chegou tudo certinho, pode fechar o chamado"
         r"(?:pode|podem) (?:fechar|encerrar) o (?:chamado|ticket|pedido de suporte|caso|protocolo)",
         r"(?:chegou|veio|esta) tudo (?:certinho|certo|ok|perfeito|direitinho)",
+        r"(?:chegou|chegaram|veio|vieram) (?:\w+ )?(?:certinho|direitinho|perfeitinho|em perfeito"
+        r" estado|sem problemas|sem nenhum problema)",
         r"(?:ja )?chegou tudo",
         r"obrigad[oa] pela (?:ajuda|atencao|rapidez|resolucao|resposta)",
         r"obrigad[oa],? (?:tudo|ja(?! agora)|chegou|resolvido|recebi|esta resolvido|deu certo|funcionou)",
@@ -435,6 +445,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:carregador|cabo|comando|controle|acessorio|manual|peca|pecas|tampa|bateria|pilhas"
         r"|artigo|item|produto|parte|unidade)",
         r"(?:encomenda|pedido|entrega|caixa|pacote|kit|conjunto|conteudo)s? (?:\w+ )?incomplet",
+        # "chegou, mas sem o recipiente", "veio só o corpo do aparelho"
+        r"(?:veio|vieram|chegou|chegaram),? (?:mas |porem )?sem (?:o|a|os|as) (?!(?:\w+ )?"
+        r"(?:problema|atraso|dano|demora|fatura|factura|nota))",
+        r"(?:veio|vieram|chegou|chegaram) (?:so|apenas|somente) (?:o|a|os|as|um|uma|metade|parte)\b",
         r"(?:veio|vieram|chegou|chegaram|recebi) incomplet",
         r"(?:so|apenas|somente) (?:veio|vieram|chegou|chegaram|recebi|trazia) (?:\w+ ){0,2}"
         r"(?:um|uma|1|dois|duas|2|metade|parte)",
@@ -476,7 +490,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"nao autorizei",
         r"nao (?:encomendei|comprei|pedi) nada",
         r"nao (?:encomendei|comprei|pedi) (?:esta|essa|nenhuma) (?:compra|encomenda)",
-        r"nao fui eu",
+        # "não fui eu que fiz esta compra"; not "não fui eu que perdi" (a part lost in transit).
+        r"nao fui eu(?! (?:que|quem) (?:perdi|parti|estraguei|abri|danifiquei|quebrei))",
         r"desconhec\w* (?:esta|essa|este|esse|a|o|uma|um) (?:compra|cobranca|encomenda|pedido"
         r"|transacao|debito|pagamento)",
         r"(?:compra|cobranca|transacao|debito|encomenda|pedido|movimento)s? (?:\w+ )?"
