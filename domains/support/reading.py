@@ -29,13 +29,17 @@ from .phrase_gate import clause_starts
 from .text_norm import fold, normalize
 
 CLAUSE = re.compile(
-    r"(?:[^.!?;\n]|\.(?=\d)|(?:(?<=\bno)|(?<=nr)|(?<=\bstr)|(?<=\bbest)|(?<=\bn))\.(?=[ º°-]))+"
+    r"(?:[^.!?;\n]|\.(?=\d)|(?:(?<=\bno)|(?<=nr)|(?<=\bstr)|(?<=\bbest)|(?<=\bn))\.(?=[ º°-])"
+    # A person's initial ("for Q. Zhang", "E. Kowalski") is no sentence end either.
+    r"|(?<=(?<![\w.])(?-i:[A-Z]))\.(?= (?-i:[A-Z])[a-z])"
+    r")+"
     r"[.!?;]*",
     re.IGNORECASE,
 )
 """A clause: text up to a sentence end, a semicolon or a line break. A point inside an amount
 or before a digit ("$129.00", "no.12355") or after "no", "Nr." (also at a word's end:
-"bestelnr.", "Bestellnr."), "Str.", "n.º" is no sentence end."""
+"bestelnr.", "Bestellnr."), "Str.", "n.º", or a person's initial ("Q. Zhang") is no
+sentence end."""
 BUT = re.compile(
     # Not after Portuguese "não quero / nunca / já": there "mais" is "more", not "but".
     r"(?:,\s*|(?<!quero)(?<!queria)(?<!n[aã]o)(?<!nunca)(?<!j[aá])(?<!tem)\s+)"

@@ -329,10 +329,17 @@ def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
     found: dict[str, list[str]] = {}
     fine: set[str] = set()
     current: list[str] = []
-    for clause in _understood(request).clauses:
+    clauses = _understood(request).clauses
+    for n, clause in enumerate(clauses):
         # The ticket's ids, as they stand in this clause: an id is told from a number by its
         # sentence ("cancel 12374 but DON'T touch 12344": that clause alone has no order word).
         named = ids_in(clause.text, known)
+        following = clauses[n + 1] if n + 1 < len(clauses) else None
+        if not named and clause.intents and following is not None:
+            # A request whose order the sentence names next ("je préfère annuler | ma
+            # commande 12344 qui n'est pas encore expédiée") is about that order.
+            if not any(i in wanted for i in following.intents):
+                named = ids_in(following.text, known)
         current = named or current
         if named and not clause.intents and FINE.search(normalize(clause.text)):
             fine.update(named)
@@ -349,6 +356,10 @@ def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
     # the other order's refund.
     if per_order:
         per_order.update({order_id: "order_enquiry" for order_id in fine - set(per_order)})
+        # An order no clause asks anything of, beside one a clause does ("Could you cancel
+        # 12354 please? 12324 is the one I want"), is looked up, never given the other's
+        # actions: a fallback to the ticket's intents cancelled the order the customer kept.
+        per_order.update({order_id: "order_enquiry" for order_id in known - set(per_order)})
     return per_order
 
 

@@ -92,6 +92,11 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:order|it|this) (?:should|needs to|has to|must) be (?:stopped|cancell?ed|voided)",
     ),
     "late_delivery": (
+        # When it will come, asked any way: "inform when it will reach", "is it still coming?"
+        r"when (?:\w+ ){0,3}(?:will|would|'ll|can|should|might|do) (?:\w+ ){0,2}(?:reach|arrive"
+        r"|get here|be here|turn up|show up|be delivered|land|expect (?:it|them|my|the))\b",
+        r"(?:is|are) (?:it|they|my \w+|the \w+|\w+ on order #?\d{4,8}|order #?\d{4,8}) (?:\w+ )?"
+        r"still (?:coming|on (?:its|their|the) way)\b",
         # Status asked without "where": "Status? Has it left your warehouse yet?", "has order 12321 been sent out yet?", "a parcel goes missing in the post"
         r"(?:has|have|is) (?:it|they|my order|the order|my parcel|the parcel|order(?: #?\d{5})?) (?:\w+ )?(?:left|gone out of) (?:your|the) (?:warehouse|depot)",
         r"(?:has|have|is) (?:my |the )?(?:order|parcel|package)(?: #?\d{5})? (?:been |got )?(?:sent|shipped|dispatched|posted)(?: out| off)?\b",

@@ -144,6 +144,11 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"no (?:lo |la )?(?:envien|manden|despachen)",
     ),
     "late_delivery": (
+        # When it will come, or what became of it ("¿qué pasa con mi chubasquero?")
+        r"quand (?:\w+ ){0,5}(?:recevoir|recevrai|arriver|arrivera|arrive|livre|livree)\b",
+        r"cuando (?:\w+ ){0,5}(?:llega|llegara|llegaran|recibir|recibire|entregan|entregaran)\b",
+        r"(?:que|qué) (?:pasa|paso|ha pasado) con (?:mi|mis|el|la|los|las) (?!(?:reembolso|dinero"
+        r"|devolucion|cuenta|tarjeta|pago|cargo|cobro)\b)",
         # Spanish: it has not reached me either, read from the dev_g tickets (dev set, 2026-12-02)
         r"(?:no|tampoco) me (?:ha|han) llegado",
         # French, read from the h24 train tickets

@@ -247,6 +247,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"posso (?:ancora )?(?:annullare|cancellare|disdire)",
     ),
     "late_delivery": (
+        # When it will come, in German, Dutch and Italian ("wanneer kan ik hem verwachten?")
+        r"wann (?:\w+ ){0,5}(?:ankommen|kommt|komme|da sein|geliefert|zugestellt|rechnen)\b",
+        r"wanneer (?:\w+ ){0,5}(?:verwachten|binnen|bezorgd|geleverd|aankomen|komt|ontvang)\w*",
+        r"quando (?:\w+ ){0,5}(?:arriva|arrivera|arriveranno|ricever|consegn)\w*",
         # "Wo steht meine Lieferung gerade? ... Hätte gern die Sendungsnummer."
         r"wo steht (?:meine|die|unsere) (?:lieferung|bestellung|sendung|paket)",
         r"(?:sendungsnummer|sendungsverfolgung|trackingnummer|tracking-nummer|tracking-link|trackinglink)",

@@ -76,6 +76,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"desfazer (?:a |o )?(?:compra|pedido|encomenda)",
     ),
     "late_delivery": (
+        # When it will come ("quando chega?", "quando vou receber?"), where it is ("cadê?")
+        r"quando (?:\w+ ){0,5}(?:chega|chegara|chegam|vou receber|recebo|entregam|entregue)\b",
+        r"cade (?:o|a|os|as|meu|minha|meus|minhas)\b(?! (?:\w+ )?(?:reembolso|estorno|dinheiro"
+        r"|pontos|fatura|nota))",
         # Portuguese: shipped or not, and where it is ("já foi expedida ou não? Onde está?")
         r"(?:ja )?foi (?:expedid|enviad|despachad)[ao]s? ou nao",
         r"(?:^|[.!?] )onde (?:esta|anda|estao|andam)(?: ela| ele| elas| eles)?\s*\?",
