@@ -963,6 +963,11 @@ INTENTS: tuple[Intent, ...] = (
         policy_topics=("price_match",),
         kb_articles=("KB-109",),
         label="price",
+        # "esquece a diferença de preço", "forget the price difference": waived, not asked.
+        not_after=(
+            r"(?:esquece|esqueca|esquecam|forget|never mind|vergesst|vergiss|oubliez|oublie"
+            r"|olvida|olvide|dimentica|lascia perdere|vergeet|laat) (?:\w+ ){0,2}$",
+        ),
         # A price seen elsewhere is why an order is cancelled ("found it cheaper, cancel it"),
         # and an amount a gift card shows is its balance: no price match is asked.
         unless=("cancellation", "gift_card"),

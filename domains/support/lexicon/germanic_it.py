@@ -75,6 +75,11 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:addebiti|pagamenti|transazioni) (?:duplicat|doppi)",
     ),
     "refund_request": (
+        # Where the money is: "Ist das Geld schon unterwegs?", "nur 10 Euro zurückbekommen"
+        r"(?:ist|kommt|wann kommt) (?:das|mein|unser) geld (?:\w+ ){0,2}(?:unterwegs|zur(?:ue|u)ck"
+        r"|(?:ue|u)berwiesen|an)\b",
+        r"(?:nur|erst|bloss|blo(?:ss|ß)) (?:\w+ ){0,2}(?:euro|€|\d[\d.,]*)[^.?!]{0,20}zur(?:ue|u)ck"
+        r"(?:bekommen|erhalten|(?:ue|u)berwiesen|gebucht|erstattet)",
         # Austrian and Swiss: "des doppelte Geld zruckbuchen", "Wänn chunnt mis Gäld zrugg?"
         # Verbs only: "eine Rückbuchung bei der Bank" is a chargeback (a complaint).
         r"(?<!bank )(?:zurueck|zruck|zrugg)buch(?:en|t|e)\b(?! lassen| zu lassen)",
@@ -521,6 +526,12 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|danneggiat|ammaccat|graffiat|spaccat|crepat|in pezzi)",
     ),
     "defective_item": (
+        # It crackles, or switches itself off: "knackt nur noch und geht nach Minuten aus"
+        r"knackt",
+        r"knistert",
+        r"(?<!es )geht (?:\w+ ){0,6}(?:einfach |von selbst |immer )?aus\b"
+        r"(?! (?:dem|der|den|meiner|meinem|bestellung|auftrag|order|#|\d))",
+        r"schaltet sich (?:\w+ ){0,3}(?:ab|aus)\b",
         # Dutch: stopped turning, a strange noise, read from the dev_f tickets (dev set, 2026-12-02)
         r"(?:draait|werkt|maalt|laadt|start) (?:nu )?(?:helemaal |gewoon )?niet meer",
         r"(?:raar|vreemd|knarsend) (?:\w+ )?geluid",
@@ -874,6 +885,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"\brma\b",
     ),
     "price_error": (
+        # Cheaper elsewhere: "beim MediaMarkt gibts den grad um 129 statt 159", "Matcht ihr das?"
+        r"\d[\d.,]*\s?(?:€|euro|eur|\$)?\s?statt (?:\w+ )?\d",
+        r"(?:matcht|matched|matchen|matcht's) ihr",
         # "Jetzt sehe ich ihn bei Thalia für 139. Könnt ihr mir den Unterschied zurückerstatten?"
         r"(?:unterschied|differenz)\w* (?:\w+ ){0,2}(?:zurueck\w*|erstatt\w*|gutschreib\w*|gutschr\w*)",
         r"(?:erstatt\w*|zurueck\w*|gutschreib\w*) (?:\w+ ){0,2}(?:den |die )?unterschied",
@@ -1580,6 +1594,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"dirottare (?:la |il )?(?:spedizione|consegna|pacco)",
     ),
     "unauthorized_order": (
+        r"(?:jemand|irgendwer) (?:\w+ ){0,3}(?:in mein(?:em|en)? (?:konto|account|kundenkonto)|gehackt)",
         # Dutch: an order I did not place, read from the h26 train tickets
         r"die ik niet (?:gedaan|geplaatst|besteld) heb",
         r"nieuw apparaat (?:\w+ )?(?:is )?ingelogd",

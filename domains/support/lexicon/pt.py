@@ -34,6 +34,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:cobraram|cobrou|debitaram|descontaram)(?: me|-me)? (?:de novo|novamente|outra vez)",
     ),
     "refund_request": (
+        # Whether the money came back: "se o dinheiro já voltou pro cartão"
+        r"dinheiro (?:\w+ ){0,2}(?:voltou|volta|caiu|cai|retornou|foi estornado|foi devolvido)\b",
+        r"devolv\w* (?:uma|a|as|um|o|os) (?:das |dos )?(?:cobranc|debito|pagamento|lancament)",
         # "Vou receber o valor todo?": the money back, asked as a question
         r"(?:vou|vamos|irei|vou poder|posso) (?:\w+ )?(?:receber|ter) (?:de volta )?(?:o valor|o dinheiro|o meu dinheiro|meu dinheiro|o reembolso|o estorno)",
         r"reembols(?!ad|aram|ou\b|o (?:da|de|pela|do|na|no|junto da|junto do|com a|a|ao) (?:empresa|firma|seguradora|seguro|trabalho|patrao))",
@@ -76,6 +79,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"desfazer (?:a |o )?(?:compra|pedido|encomenda)",
     ),
     "late_delivery": (
+        r"continua sem (?:aparecer|chegar|noticias|novidades|sinal)",
+        r"(?:passad[oa]s|ja passaram) (?:mais de |quase )?(?:\w+ )?(?:semanas|meses)\b",
+        r"(?:faz|ha) mais de (?:\w+ )?(?:semanas|meses|um mes)\b",
         # When it will come ("quando chega?", "quando vou receber?"), where it is ("cadê?")
         r"quando (?:\w+ ){0,5}(?:chega|chegara|chegam|vou receber|recebo|entregam|entregue)\b",
         r"cade (?:o|a|os|as|meu|minha|meus|minhas)\b(?! (?:\w+ )?(?:reembolso|estorno|dinheiro"
@@ -242,7 +248,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         # "Posso devolvê-lo?", "quero devolver a manta": sending it back, not the money back.
         r"(?:posso|podemos|quero|queria|gostaria de|preciso|vou|da para|e possivel|como)"
         r" (?:\w+ ){0,2}devolv\w*(?:-(?:lo|la|los|las))?"
-        r"(?! (?:\w+ )?(?:dinheiro|valor|montante|pagamento|diferenca|quantia))",
+        r"(?! (?:\w+ ){0,2}(?:dinheiro|valor|montante|pagamento|diferenca|quantia|cobranc\w*"
+        r"|debito\w*|lancament\w*|estorno|reembolso|frete|taxa))",
         r"(?:recolher|recolham|buscar|busquem) (?:o |a )?(?:produto|artigo|encomenda)",
     ),
     "price_error": (
@@ -349,6 +356,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:expor|denunciar) (?:\w+ ){0,2}(?:nas redes|publicamente|no facebook|no instagram)",
     ),
     "acknowledgement": (
+        r"(?:recebi|chegou|caiu) (?:o |a |meu |minha )?(?:estorno|reembolso|dinheiro)[,.!]? (?:\w+ )?"
+        r"(?:tudo|esta tudo|ta tudo) (?:certinho|certo|ok|resolvido|bem)",
         # "Valeu, pessoal! Chegou tudo certinho, pode fechar o chamado"
         r"(?:pode|podem) (?:fechar|encerrar) o (?:chamado|ticket|pedido de suporte|caso|protocolo)",
         r"(?:chegou|veio|esta) tudo (?:certinho|certo|ok|perfeito|direitinho)",
@@ -487,6 +496,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|ponto de retirada|loja|cacifo|locker) (?:em vez|ao inves)",
     ),
     "unauthorized_order": (
+        r"(?:alguem|alguém) (?:\w+ ){0,2}(?:invadiu|entrou n[ao]|acessou|hackeou|usou) (?:a |minha |na |em )?(?:minha )?conta",
+        r"(?:nunca|nao|não) (?:\w+ ){0,1}fiz (?:\w+ ){0,2}(?:pedido|compra|encomenda)?",
         r"nao (?:fiz|efetuei|efectuei|realizei|autorizei|solicitei)"
         r" (?:\w+ )?(?:compra|encomenda|pedido|cobranca|pagamento|transacao|debito|essa|esta"
         r"|este|esse|isto|isso)",
