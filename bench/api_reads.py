@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import harness  # bench/, beside this script: puts the project first on sys.path
 
 TICKET = "Order #12345 was charged twice, please refund the duplicate"
 QUESTION = "Where is my order #12345? It has not arrived yet."
@@ -40,13 +40,9 @@ def set_env(root: Path) -> Path:
     db = root / "checkpoints.sqlite"
     os.environ.update(
         {
-            "MUSTER_ORDERS_DB": str(root / "orders.sqlite"),
-            "MUSTER_CALL_LOG": str(root / "calls.jsonl"),
-            "MUSTER_TRACE_DIR": str(root / "traces"),
-            "MUSTER_DB": str(db),
+            **harness.store_env(root, db=db),
             "MUSTER_APPROVAL_SECRET": "bench-secret",
             "MUSTER_SEAL_KEY_FILE": str(root / "seal.key"),
-            "MUSTER_POLICY_MODE": "healthy",
             "MUSTER_ACCOUNTS": str(root / "accounts.sqlite"),
         }
     )

@@ -1,20 +1,27 @@
 """Batch benchmark: the 40-ticket Black Friday queue at concurrency 16 and at concurrency 1.
 
-Run: `.venv/bin/python bench/batch.py [--sweep] [--what-if] [--profile]` (a benchmark, never a
-test).
+Run: `.venv/bin/python bench/batch.py [--pairs N] [--sweep] [--what-if] [--profile]` (a
+benchmark, never a test).
 
-Both runs happen in this one process, each on a fresh temporary checkpoint database and its own
+The speed-up is measured as interleaved pairs (`--pairs`, default 3): a concurrency-1 run, then
+a concurrency-16 run, N times (c1 c16 c1 c16 ...); each pair's ratio, c1 wall / c16 wall, is
+printed, and their median is the speed-up compared with the 10x target. The two runs of a
+pair follow each other, so a change in the shared machine's load touches both sides of its
+ratio more alike than dividing one c1 run by the best of several c16 runs (how this bench
+measured it before) did: that took the luckiest c16 run and whatever c1 run it got.
+
+Every run happens in this one process, each on a fresh temporary checkpoint database and its own
 `open_runtime` (real stdio MCP servers, `AsyncSqliteSaver` on a file), with the offline model at
 100 ms a turn (`offline:100`). The clock covers the queue only: `run_batch` from the first
-ticket to the last, after the servers are up (starting them costs the same in both runs and is
+ticket to the last, after the servers are up (starting them costs the same in every run and is
 printed apart). A ticket that stops at an approval or a clarification interrupt counts as
 finished: `stream_run` returns when the thread pauses.
 
 Each line also shows what bounds the run:
-  CPU      this process's CPU time over the queue. The graph, the hub's MCP client and the
-           checkpointer share one event loop (plus aiosqlite's thread, under the GIL), so the
-           queue can never be shorter than this; `c1 wall / c16 CPU` is the best speed-up
-           possible at this CPU cost per ticket.
+  CPU      this process's CPU time over the queue (`getrusage`). The graph, the hub's MCP
+           client and the checkpointer share one event loop (under the GIL), so the queue can
+           never be shorter than this; `c1 wall / c16 CPU` (the CPU ceiling, per pair, and the
+           median) is the best speed-up possible at this CPU cost per ticket.
   commits  checkpoint commits and the time spent inside them (the fsync cost of the disk).
   lock     AsyncSqliteSaver has one connection and holds one asyncio lock across every
            execute + commit, so all tickets' checkpoint reads and writes go one at a time:
@@ -23,18 +30,19 @@ Each line also shows what bounds the run:
            every ticket's critical path.
   lag      event-loop lag: how late a 10 ms sleep wakes up while the queue runs (mean / p95).
            A saturated loop delays every ticket's next step, so ticket latency stretches.
-  ticket   each ticket's own latency (mean / max), from `stream_run` start to return.
+  ticket   each ticket's own latency (mean / max), from `stream_run` start to return (timed
+           by the `run_ticket` hook `run_batch` takes; no module is patched).
   floor    the same queue as pure sleeps (2 model turns per ticket, no graph): what zero
            overhead would give.
 
-The concurrency-16 run is repeated (`--repeats`, default 3) and the best and median are shown:
-the machine these run on is shared, and the least disturbed run is the fairest. `--sweep` adds
-concurrency 4, 8 and 32 (is the loop saturated before 16?). `--what-if` repeats the pair with
-checkpoint durability "async" and "exit" instead of the shipped "sync", to show what the
-checkpoint traffic costs (measurements only: "async" lets a step start before the previous
-one is on disk, "exit" writes one checkpoint per run, so a crash would lose a ticket's
-progress; neither is what crash-resume needs). `--profile` runs the concurrency-16 queue once
-more under cProfile and prints the top functions.
+The commit and lock columns wrap two attributes of objects each run opens for itself (the
+first lane's connection's `commit`, and that saver's `lock`), never a module or a class.
+`--sweep` adds concurrency 4, 8 and 32 (is the loop saturated before 16?). `--what-if` repeats
+the pairs with checkpoint durability "async" and "exit" instead of the shipped "sync", to show
+what the checkpoint traffic costs (measurements only: "async" lets a step start before the
+previous one is on disk, "exit" writes one checkpoint per run, so a crash would lose a
+ticket's progress; neither is what crash-resume needs). `--profile` runs the concurrency-16
+queue once more under cProfile and prints the top functions.
 """
 
 from __future__ import annotations
@@ -47,29 +55,19 @@ import itertools
 import os
 import pstats
 import statistics
-import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, Literal
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import harness  # bench/, beside this script: puts the project first on sys.path
+from harness import ROOT, load_average, process_cpu
 
-WORK = Path(tempfile.mkdtemp(prefix="muster-bench-batch-"))
 # Every server and store this script starts points inside WORK; set before any server starts.
-os.environ["MUSTER_ORDERS_DB"] = str(WORK / "orders.sqlite")
-os.environ["MUSTER_CALL_LOG"] = str(WORK / "calls.jsonl")
-os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
-os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
-os.environ["MUSTER_POLICY_MODE"] = "healthy"
+WORK = harness.sandbox("muster-bench-batch-")
 
 from freezing import add_freeze_flag, freeze_note  # noqa: E402 - bench/, beside this script
 
-import graph.app.batch_queue  # noqa: E402 - after the environment is set
-from checkpoints.threads import thread_config  # noqa: E402
+from checkpoints.threads import thread_config  # noqa: E402 - after the environment is set
 from graph.app.batch_queue import MAX_LANES, BatchPlan, run_batch  # noqa: E402
 from graph.app.batch_report import BatchProgress  # noqa: E402
 from graph.app.batch_tickets import load_tickets  # noqa: E402
@@ -194,7 +192,6 @@ async def one_run(
             finally:
                 latencies.append(time.perf_counter() - started)
 
-        graph.app.batch_queue.stream_run_snapshot = timed_stream_run
         lags: list[float] = []
         stop = asyncio.Event()
 
@@ -210,7 +207,7 @@ async def one_run(
         # As `muster batch` does: one checkpoint connection ("lane") per ticket in flight.
         # The lock and commit columns cover the first lane's connection only.
         async with runtime.lanes(min(concurrency, MAX_LANES)) as lanes:
-            cpu0, wall0 = time.process_time(), time.perf_counter()
+            cpu0, wall0 = process_cpu(), time.perf_counter()
             results, drained = await run_batch(
                 runtime,
                 TICKETS,
@@ -218,14 +215,14 @@ async def one_run(
                 concurrency=concurrency,
                 progress=progress,
                 lanes=lanes,
+                run_ticket=timed_stream_run,
             )
             wall = time.perf_counter() - wall0
-        cpu = time.process_time() - cpu0
+        cpu = (process_cpu() - cpu0).own
         if profile is not None:
             profile.disable()
         stop.set()
         await watcher
-        graph.app.batch_queue.stream_run_snapshot = stream_run_snapshot
         conn.commit = original_commit
     not_finished = [r.ticket.id for r in results if r.outcome in ("unfinished", "failed")]
     if drained or len(results) != len(tickets) or not_finished:
@@ -279,26 +276,38 @@ def show(run: dict[str, Any], note: str = "") -> None:
 
 async def pair(
     label: str,
-    repeats: int,
+    n: int,
     tweak: Tweak = no_tweak,
     stream: Callable[..., Awaitable[dict[str, Any]]] = stream_run,
 ) -> float:
+    """`n` interleaved pairs, c1 then c16: each pair's speed-up (c1 wall / c16 wall) and CPU
+    ceiling (c1 wall / c16 CPU), and the median of each; returns the median speed-up."""
     print(f"{label}:")
-    fast_runs = []
-    for _ in range(repeats):
-        run = await one_run(16, label, tweak, stream=stream)
-        show(run)
-        fast_runs.append(run)
-    slow = await one_run(1, label, tweak, stream=stream)
-    show(slow)
-    best = min(fast_runs, key=lambda r: r["wall"])
-    median = statistics.median(r["wall"] for r in fast_runs)
-    speedup, speedup_median = slow["wall"] / best["wall"], slow["wall"] / median
+
+    def each(index: int, slow: dict[str, Any], fast: dict[str, Any], ratio: float) -> None:
+        show(slow)
+        show(fast)
+        print(
+            f"  pair {index + 1}: speed-up {ratio:.2f}x, CPU ceiling "
+            f"{slow['wall'] / fast['cpu']:.2f}x"
+        )
+
+    found = await harness.apairs(
+        lambda: one_run(1, label, tweak, stream=stream),
+        lambda: one_run(16, label, tweak, stream=stream),
+        n,
+        ratio=lambda slow, fast: slow["wall"] / fast["wall"],
+        each=each,
+    )
+    ceiling = statistics.median(
+        slow["wall"] / fast["cpu"] for slow, fast in zip(found.a, found.b, strict=True)
+    )
+    speedup = found.median
     print(
-        f"  speed-up {speedup:.1f}x best, {speedup_median:.1f}x median of {repeats} "
+        f"  speed-up (c1 wall / c16 wall) {found.summary()} "
         f"({'meets' if speedup >= TARGET else 'misses'} the {TARGET:.0f}x target); "
-        f"CPU ceiling c1 wall / c16 CPU = {slow['wall'] / best['cpu']:.1f}x; "
-        f"outcomes {best['outcomes']}; load average now {os.getloadavg()[0]:.2f}"
+        f"CPU ceiling c1 wall / c16 CPU = {ceiling:.1f}x (median of the pairs'); "
+        f"outcomes {found.b[-1]['outcomes']}; load average now {os.getloadavg()[0]:.2f}"
     )
     return speedup
 
@@ -306,7 +315,7 @@ async def pair(
 async def main(args: argparse.Namespace) -> None:
     print(
         f"batch bench: {TICKETS.name}, 40 tickets, model {MODEL}, {os.cpu_count()} CPUs, "
-        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        f"load average {load_average()}"
     )
     print(
         "columns: wall | process CPU | checkpoint commits | checkpointer lock: % of wall held, "
@@ -317,7 +326,7 @@ async def main(args: argparse.Namespace) -> None:
         f"floor (pure sleeps, 2 turns a ticket): c16 {floor16:.2f} s, c1 {floor1:.2f} s, "
         f"{floor1 / floor16:.1f}x"
     )
-    await pair("as shipped", args.repeats)
+    await pair("as shipped", args.pairs)
     if args.sweep:
         print("sweep:")
         for concurrency in (4, 8, 32):
@@ -327,7 +336,7 @@ async def main(args: argparse.Namespace) -> None:
         for durability in durabilities:
             await pair(
                 f"what-if: durability={durability!r} (NOT crash-safe as shipped)",
-                args.repeats,
+                args.pairs,
                 stream=stream_with_durability(durability),
             )
     if args.profile:
@@ -343,11 +352,15 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="The 40-ticket batch at concurrency 16 vs 1.")
-    parser.add_argument("--repeats", type=int, default=3, help="c16 runs per pair (default 3)")
+    parser.add_argument(
+        "--pairs", type=int, default=3, help="interleaved (c1, c16) pairs (default 3)"
+    )
     parser.add_argument("--sweep", action="store_true", help="also run concurrency 4, 8, 32")
     parser.add_argument("--what-if", action="store_true", help="also with durability async, exit")
     parser.add_argument("--profile", action="store_true", help="cProfile the c16 queue")
     add_freeze_flag(parser)
     args = parser.parse_args()
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
     print(freeze_note(args.no_freeze))
     asyncio.run(main(args))

@@ -57,6 +57,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by file (tests/test_chaos.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # bench/, beside this script: puts the project first on sys.path
+
 from checkpoints.threads import describe_threads, thread_config
 from graph.app.batch_tickets import batch_thread_id
 from graph.app.runtime import open_store
@@ -130,12 +135,8 @@ class Sandbox:
         """The environment of every command (servers and stores point into the sandbox)."""
         return {
             **os.environ,
-            "MUSTER_ORDERS_DB": str(self.orders_db),
-            "MUSTER_CALL_LOG": str(self.call_log),
-            "MUSTER_TRACE_DIR": str(self.trace_dir),
-            "MUSTER_DB": str(self.checkpoint_db),
+            **harness.store_env(self.root, db=self.checkpoint_db),
             "MUSTER_APPROVAL_SECRET": f"chaos-{self.root.name}",
-            "MUSTER_POLICY_MODE": "healthy",
             "PYTHONUNBUFFERED": "1",  # the first output line is the kill clock's event
         }
 
@@ -185,21 +186,6 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
-
-
-def children(pid: int) -> list[int]:
-    """Direct children of `pid`, from /proc (the command's MCP servers)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
-            found.append(int(entry.name))
-    return found
 
 
 def call_log_pids(call_log: Path, *, after_line: int) -> set[int]:
@@ -270,7 +256,7 @@ def kill_after_event(
             raise ChaosError(f"muster {args[0]} exited (rc={proc.returncode}) before its event")
         time.sleep(delay_s)  # the seeded kill point, measured from the event
         landed = proc.poll() is None
-        servers = children(proc.pid) if landed else []  # before the kill: then reparented
+        servers = harness.children(proc.pid) if landed else []  # before the kill: then reparented
         try:
             os.kill(proc.pid, signal.SIGKILL)
         except ProcessLookupError:  # it finished just now, between the poll and the kill
@@ -278,7 +264,7 @@ def kill_after_event(
         proc.wait(timeout=SAFETY_TIMEOUT_S)
     finally:
         if proc.poll() is None:
-            servers = servers or children(proc.pid)
+            servers = servers or harness.children(proc.pid)
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=SAFETY_TIMEOUT_S)
     reader.join(timeout=SAFETY_TIMEOUT_S)

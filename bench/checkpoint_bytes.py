@@ -14,8 +14,9 @@ them, AsyncSqliteSaver on a fresh file, durability `sync`), then reads the threa
 It prints bytes per packet for each, the total, what zlib level 1 would make of every blob
 (the size a compressing serializer would store), the CPU seconds of the run, and the CPU a
 fresh `aget_state` of the finished thread takes (what `resume`, `show` and `threads` pay).
-`--compress` wraps the store's serializer in `checkpoints.serde.compressed` for this
-process, as `strict_serializer` does once it compresses (then the zlib column adds nothing).
+`--compress` is accepted and changes nothing: it used to swap a compressing serializer into
+`checkpoints.saver` for this process, and `strict_serializer` compresses what it stores
+itself now (`checkpoints.serde.compressed`), so the store measured is the shipped one.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import sys
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fanout  # noqa: E402 - sets the environment (a temporary WORK folder) first
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer  # noqa: E402
 
-import checkpoints.saver  # noqa: E402
 from checkpoints.saver import strict_serializer  # noqa: E402
-from checkpoints.serde import compressed  # noqa: E402
 from checkpoints.threads import thread_config  # noqa: E402
 from graph.app.runtime import open_runtime, open_store  # noqa: E402
 from graph.limits import RunLimits  # noqa: E402
@@ -51,7 +49,7 @@ TARGET_PER_PACKET = 4096
 
 def table_bytes(db: Path, thread_id: str) -> dict[str, Any]:
     """Bytes of one thread's rows, by table and by channel, raw and zlib-1."""
-    serde = checkpoints.saver.strict_serializer(CHECKPOINTED_TYPES)
+    serde = strict_serializer(CHECKPOINTED_TYPES)
     plain = serde.serde if isinstance(serde, EncryptedSerializer) else serde
     by_channel: dict[str, int] = defaultdict(int)
     writes_by_channel: dict[str, int] = defaultdict(int)
@@ -139,18 +137,10 @@ def show(res: dict[str, Any]) -> None:
         print(f"  {title} bytes per packet by channel: {shown}")
 
 
-def compressing(allowed_types: Sequence[type]) -> Any:
-    """`strict_serializer`, compressed (what `--compress` puts in its place)."""
-    return compressed(strict_serializer(allowed_types))
-
-
 async def main() -> None:
     args = sys.argv[1:]
-    compress = "--compress" in args
     sizes = tuple(int(a) for a in args if a != "--compress") or SIZES
-    if compress and not isinstance(strict_serializer(CHECKPOINTED_TYPES), EncryptedSerializer):
-        checkpoints.saver.strict_serializer = compressing
-    serde = type(checkpoints.saver.strict_serializer(CHECKPOINTED_TYPES)).__name__
+    serde = type(strict_serializer(CHECKPOINTED_TYPES)).__name__
     print(
         f"checkpoint bytes per packet (fan-out as bench/fanout.py; serializer {serde}; "
         f"data in {fanout.WORK})"

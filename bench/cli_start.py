@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import ROOT, timed  # bench/, beside this script
+
 MUSTER = Path(sys.executable).parent / "muster"
 TICKET = "Customer says order #12333 was charged twice. What happened and what can we do?"
 TARGETS = {"muster --help": 0.3, "muster threads": 1.0, "muster show THREAD": 1.0}
@@ -52,16 +51,6 @@ print(f"{start:.3f} {imported - start:.3f} {compiled - imported:.3f} {done - com
 """
 """One command in one process, printing the CPU of: interpreter start, the imports, the
 graph's compile, the command (the reads, the printing) on stderr."""
-
-
-def timed(argv: list[str], env: dict[str, str], *, cwd: Path = ROOT) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (user + system, the process and its children)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, check=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:

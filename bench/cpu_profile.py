@@ -1,34 +1,41 @@
 """Where a ticket's CPU goes: the Black Friday queue at concurrency 1, by phase.
 
-Run: `.venv/bin/python bench/cpu_profile.py [--repeats N] [--top N] [--ab] [--dump FILE]` (a
-benchmark, never a test; not `profile.py`: in `bench/` that name would shadow the standard
-library module cProfile imports, and break `bench/batch.py`).
+Run: `.venv/bin/python bench/cpu_profile.py [--repeats N] [--top N] [--baseline DIR [--pairs N]]
+[--dump FILE]` (a benchmark, never a test; not `profile.py`: in `bench/` that name would
+shadow the standard library module cProfile imports, and break `bench/batch.py`).
 
 Each run opens a fresh runtime as `muster batch` does (`open_runtime`, one lane, `run_batch`):
 real stdio MCP servers, `AsyncSqliteSaver` on a fresh temporary file, a fresh orders database
 (`MUSTER_ORDERS_DB`), the offline model with no delay, so the queue is pure CPU plus I/O waits.
-The clock covers the queue only, after the servers are up.
+The clock covers the queue only, after the servers are up. Nothing of Muster's is patched:
+the script only calls it, and watches with the profiler.
 
 1. `--repeats` plain runs (default 3): process CPU time over the queue ÷ tickets, the headline
    (the fastest run is the least disturbed on a shared machine). Split into the event loop's
-   thread and the other threads of this process (aiosqlite runs every SQLite call of the
-   checkpointer, the lease and the audit log on a thread of its own per connection). The MCP
+   thread and the other threads of this process (their CPU clocks, per thread). The MCP
    servers are other processes and are not counted.
 2. One run under cProfile (event loop thread only, on its CPU clock, so waiting costs
-   nothing). Each function's own time goes to a phase by the module it is in; a function of
-   no phase (a library helper, a builtin) passes its time up to its callers in proportion to
-   what each caller spent in it, until it reaches a function that has one: the innermost
-   phase on the call path wins (json.loads called from domains/support/facts_read.py is
-   synthesis; a pydantic validation called from workers/loop.py is the worker loop). A
-   coroutine is called by whatever resumed it, so a node's own time lands in its own module,
-   and work no phase claims lands in "langgraph pregel" (its tasks) or "other" (the event
-   loop itself).
+   nothing). Each function's own time goes to a phase by the module it is in
+   (`harness.PHASES`, shared with bench/fleet.py); a function of no phase (a library helper,
+   a builtin) passes its time up to its callers in proportion to what each caller spent in
+   it, until it reaches a function that has one: the innermost phase on the call path wins
+   (json.loads called from domains/support/facts_read.py is synthesis; a regular expression
+   run from workers/packet_prompt.py is the worker loop). A coroutine is called by whatever
+   resumed it, so a node's own time lands in its own module, and work no phase claims lands
+   in "LangGraph pregel" (its tasks) or "other" (the event loop itself).
    cProfile makes Python calls about 4x dearer, so the table shows each phase's share of the
    profiled time, and ms per ticket as that share of the best plain run's event loop CPU.
    "calls" per ticket count coroutine resumptions as calls.
 
-`--ab` measures this round's hot-path changes (see `Baseline`) before against after in one
-process, runs interleaved, then one profiled run of each. `--dump FILE` keeps the raw stats.
+`--baseline DIR` measures another checkout's code (e.g. `git archive REF | tar -x -C DIR`)
+against this one's: each side runs as a child process of this same script with
+`MUSTER_BENCH_CODE` naming its code (the servers, the tickets and this script are this
+checkout's), as `--pairs` interleaved pairs (baseline, then this checkout; default 3), each
+pair's CPU ratio and the median printed; then one profiled run of each for the phase table.
+Each child runs the queue once uncounted first: the first queue in a process pays one-time
+costs (the support reader's model and caches) that would swamp the difference.
+DIR must have the entry points this script calls (`open_runtime(servers_on_demand=...)`,
+`runtime.lanes`, `run_batch(lanes=...)`). `--dump FILE` keeps the raw stats.
 """
 
 from __future__ import annotations
@@ -38,190 +45,50 @@ import asyncio
 import cProfile
 import io
 import itertools
+import json
 import os
 import pstats
 import re
+import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import harness  # bench/, beside this script: puts the project first on sys.path
+from harness import (
+    BY_MODULE,
+    PHASE_NAMES,
+    PROJECT,
+    ROOT,
+    SITE,
+    Attribution,
+    Func,
+    load_average,
+    process_cpu,
+    short,
+    split_label,
+)
 
-WORK = Path(tempfile.mkdtemp(prefix="muster-bench-profile-"))
-os.environ["MUSTER_CALL_LOG"] = str(WORK / "calls.jsonl")
-os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
-os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
-os.environ["MUSTER_POLICY_MODE"] = "healthy"
+WORK = harness.sandbox("muster-bench-profile-")
 
 from freezing import add_freeze_flag, freeze_note  # noqa: E402 - bench/, beside this script
 
-import graph.app.runtime  # noqa: E402
-import workers.packet_prompt  # noqa: E402
 from graph.app.batch_queue import BatchPlan, run_batch  # noqa: E402 - after the environment
 from graph.app.batch_report import BatchProgress  # noqa: E402
 from graph.app.batch_tickets import load_tickets  # noqa: E402
 from graph.app.runtime import open_runtime  # noqa: E402
-from graph.build import build_graph  # noqa: E402
-from workers.local_models import ToolBindingModel  # noqa: E402
 from workers.models import load_model_factory  # noqa: E402
 
 TICKETS = ROOT / "examples" / "black_friday.jsonl"
 MODEL = "offline"
 TARGET_MS = 20.0
 RUN_IDS = itertools.count(1)
-
-Func = tuple[str, int, str]
-
-PROJECT = str(ROOT) + os.sep
-SITE = f"site-packages{os.sep}"
-
-# (phase, patterns): a project path prefix ("graph/plan.py"), a library path part
-# ("langgraph/checkpoint/"), or a builtin's name part ("sqlite3."); the first match wins, so
-# the more specific patterns come first.
-PHASES: list[tuple[str, tuple[str, ...]]] = [
-    (
-        "planning",
-        (
-            "@graph/plan.py",
-            "@graph/plan_validation.py",
-            "@graph/planners/",
-            "@graph/facts.py",
-            "@domains/support/order_record.py",
-            "@domains/support/rules.py",
-            "@domains/support/intents.py",
-        ),
-    ),
-    (
-        "dispatch and worker loop",
-        (
-            "@graph/dispatch.py",
-            "@workers/loop.py",
-            "@workers/worker_run.py",
-            "@workers/run_report.py",
-            "@workers/packet_prompt.py",
-            "@workers/proposals.py",
-            "@domains/support/proposals.py",
-        ),
-    ),
-    (
-        "model calls",
-        ("@workers/models.py", "@workers/local_models.py", "langchain_core/language_models/"),
-    ),
-    (
-        "hub and MCP",
-        ("@workers/hub/", "/mcp/", "/anyio/", "langchain_mcp_adapters/", "_asyncio.Future"),
-    ),
-    (
-        "checkpoint",
-        (
-            "langgraph/checkpoint/",
-            "/aiosqlite/",
-            "@checkpoints/",
-            "sqlite3",
-            "ormsgpack",
-            "msgpack",
-        ),
-    ),
-    ("verify", ("@graph/verify.py",)),
-    (
-        "synthesis",
-        (
-            "@graph/synthesize.py",
-            "@graph/degradation.py",
-            "@domains/support/answer.py",
-            "@domains/support/resolve.py",
-            "@domains/support/facts_read.py",
-            "@graph/answer",
-        ),
-    ),
-    ("trace", ("@graph/trace.py",)),
-    ("langgraph pregel", ("langgraph/",)),
-    ("muster, other", ("@",)),
-]
-OTHER = "other (event loop, root)"
-MUSTER_OTHER = "  muster: "
-"""Project code of no phase keeps its module in its label, for the breakdown."""
-PHASE_NAMES = [name for name, _ in PHASES] + [OTHER]
-
-
-def phase_of(func: Func) -> str | None:
-    """The phase a function belongs to by where it lives, or None (it takes its callers')."""
-    filename, _, name = func
-    if SITE in filename:  # first: the virtualenv may live inside the project
-        where = filename.split(SITE, 1)[1].replace(os.sep, "/")
-        where = "/" + where  # "/mcp/..." must not match "langchain_mcp_adapters/..."
-    elif filename.startswith(PROJECT):
-        where = "@" + filename[len(PROJECT) :].replace(os.sep, "/")
-    elif filename == "~":
-        where = name  # a builtin: "<method 'execute' of 'sqlite3.Cursor' objects>"
-    else:
-        return None  # the standard library: asyncio, json, re, ...
-    for phase, patterns in PHASES:
-        for pattern in patterns:
-            if pattern.startswith("@"):
-                if where.startswith(pattern):
-                    return MUSTER_OTHER + where[1:] if phase == "muster, other" else phase
-            elif pattern in where:
-                return phase
-    return None
-
-
-class Attribution:
-    """Own time of every function, passed up the call graph to the innermost phase."""
-
-    def __init__(self, stats: pstats.Stats) -> None:
-        self.stats: dict[Func, Any] = stats.stats  # type: ignore[attr-defined]
-        self._inclusive: dict[Func, dict[str, float]] = {}
-        self._busy: set[Func] = set()
-
-    def inclusive(self, func: Func) -> dict[str, float]:
-        """Where time spent inside `func` belongs: {phase: fraction}."""
-        own = phase_of(func)
-        if own is not None:
-            return {own: 1.0}
-        if func in self._inclusive:
-            return self._inclusive[func]
-        if func in self._busy:  # recursion: the outer call decides
-            return {}
-        self._busy.add(func)
-        callers = self.stats[func][4] if func in self.stats else {}
-        share = self._split(callers, index=3)
-        self._busy.discard(func)
-        self._inclusive[func] = share
-        return share
-
-    def _split(self, callers: dict[Func, tuple[Any, ...]], *, index: int) -> dict[str, float]:
-        total = sum(edge[index] for edge in callers.values())
-        if total <= 0:
-            return {OTHER: 1.0}
-        share: dict[str, float] = defaultdict(float)
-        for caller, edge in callers.items():
-            weight = edge[index] / total
-            for phase, fraction in self.inclusive(caller).items():
-                share[phase] += weight * fraction
-        spread = sum(share.values())
-        if spread <= 0:
-            return {OTHER: 1.0}
-        return {phase: value / spread for phase, value in share.items()}
-
-    def phases(self) -> tuple[dict[str, float], dict[Func, tuple[str, float]]]:
-        """Seconds of own time per phase, and each function's own time with its main phase."""
-        totals: dict[str, float] = defaultdict(float)
-        per_function: dict[Func, tuple[str, float]] = {}
-        for func, (_, _, own_s, _, callers) in self.stats.items():
-            phase = phase_of(func)
-            share = {phase: 1.0} if phase is not None else self._split(callers, index=2)
-            for name, fraction in share.items():
-                totals[name] += own_s * fraction
-            main = max(share.items(), key=lambda item: item[1])[0]
-            per_function[func] = (main, own_s)
-        return dict(totals), per_function
+MODULE_ROWS = 6
+"""Modules shown under each catch-all phase (`harness.BY_MODULE`)."""
+WIDTH = 40
+"""The phase table's first column."""
 
 
 def thread_cpu() -> dict[int, float]:
@@ -249,7 +116,7 @@ async def one_run(profile: cProfile.Profile | None = None) -> dict[str, Any]:
         runtime.lanes(1) as lanes,
     ):
         threads0 = thread_cpu()
-        cpu0, main0, wall0 = time.process_time(), time.thread_time(), time.perf_counter()
+        cpu0, main0, wall0 = process_cpu(), time.thread_time(), time.perf_counter()
         if profile is not None:
             profile.enable()
         results, _ = await run_batch(
@@ -263,7 +130,7 @@ async def one_run(profile: cProfile.Profile | None = None) -> dict[str, Any]:
         if profile is not None:
             profile.disable()
         wall = time.perf_counter() - wall0
-        cpu, main = time.process_time() - cpu0, time.thread_time() - main0
+        cpu, main = (process_cpu() - cpu0).own, time.thread_time() - main0
         threads1 = thread_cpu()
     unfinished = [r.ticket.id for r in results if r.outcome in ("unfinished", "failed")]
     if len(results) != len(tickets) or unfinished:
@@ -272,136 +139,131 @@ async def one_run(profile: cProfile.Profile | None = None) -> dict[str, Any]:
     return {"n": len(tickets), "wall": wall, "cpu": cpu, "main": main, "threads": others}
 
 
-class Baseline:
-    """`--ab`: undo this round's hot-path work in-process, to measure before against after in
-    one run: a graph compiled per runtime and lane, LangChain's signature inspection of the
-    offline model on every call, and the packet prompt parsed again on every turn."""
-
-    def __init__(self) -> None:
-        self.saved: list[tuple[Any, str, Any]] = []
-
-    def _set(self, owner: Any, name: str, value: Any) -> None:
-        self.saved.append((owner, name, owner.__dict__[name]))
-        setattr(owner, name, value)
-
-    def __enter__(self) -> Baseline:
-        self._set(
-            graph.app.runtime,
-            "with_checkpointer",
-            lambda _g, saver: build_graph(checkpointer=saver),
-        )
-        for method in ("_generate", "_agenerate"):
-            function = ToolBindingModel.__dict__[method]
-            self.saved.append((function, "__signature__", function.__signature__))
-            del function.__signature__
-        for parser in ("_packet_in", "_facts_in"):
-            self._set(
-                workers.packet_prompt, parser, getattr(workers.packet_prompt, parser).__wrapped__
-            )
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        for owner, name, value in reversed(self.saved):
-            setattr(owner, name, value)
-        self.saved.clear()
-
-
-async def compare(repeats: int) -> dict[str, dict[str, Any]]:
-    """Baseline and current runs, interleaved, in this one process; the best of each."""
-    runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
-    for _ in range(repeats):
-        with Baseline():
-            runs["before"].append(await one_run())
-        runs["after"].append(await one_run())
-    best = {k: min(v, key=lambda r: r["cpu"]) for k, v in runs.items()}
-    for label, run in best.items():
-        n = run["n"]
-        print(
-            f"  {label:<6} CPU {run['cpu'] * 1000 / n:5.1f} ms/ticket (event loop thread "
-            f"{run['main'] * 1000 / n:5.1f}, other threads {run['threads'] * 1000 / n:4.1f}), "
-            f"best of {repeats}; all: "
-            + " ".join(f"{r['cpu'] * 1000 / r['n']:.1f}" for r in runs[label])
-        )
-    print(f"  after / before: {best['after']['cpu'] / best['before']['cpu']:.3f}")
-    return best
-
-
-async def profiled_phases(args: argparse.Namespace) -> tuple[dict[str, float], pstats.Stats]:
-    """One queue under cProfile: each phase's share of the event loop thread's CPU."""
+async def profiled_phases(dump: Path | None) -> tuple[dict[str, float], pstats.Stats]:
+    """One queue under cProfile: each phase's share of the event loop thread's CPU (and, for
+    the catch-all phases, each module's: "phase | module" labels)."""
     profile = cProfile.Profile(time.thread_time_ns, 1e-9)  # CPU, not time spent waiting
     await one_run(profile)
     stats = pstats.Stats(profile)
-    if args.dump:
-        stats.dump_stats(args.dump)  # for `pstats` / snakeviz: print_callers() and the like
-    totals, _ = Attribution(stats).phases()
-    profiled_s = sum(totals.values()) or 1.0
-    shares = {name: seconds / profiled_s for name, seconds in totals.items()}
-    shares["muster, other"] = sum(v for k, v in shares.items() if k.startswith(MUSTER_OTHER))
-    return shares, stats
+    if dump:
+        stats.dump_stats(dump)  # for `pstats` / snakeviz: print_callers() and the like
+    return Attribution(stats, modules=True).shares(), stats
 
 
 def print_phases(columns: dict[str, tuple[dict[str, float], dict[str, Any]]]) -> None:
     """The phase table: per column, each phase's share and ms per ticket (share of the plain
     run's event loop thread CPU), then the other threads, measured directly."""
     head = "".join(f" {label + ' %':>9} {label + ' ms':>10}" for label in columns)
-    print(f"  {'phase (event loop thread)':<28}{head}")
-    names = list(PHASE_NAMES)
+    print(f"  {'phase (event loop thread)':<{WIDTH}}{head}")
     first = next(iter(columns.values()))[0]
-    mine = sorted((k for k in first if k.startswith(MUSTER_OTHER)), key=lambda k: -first[k])
-    names[names.index("muster, other") + 1 : names.index("muster, other") + 1] = mine[:6]
+    names: list[str] = []
+    for phase in PHASE_NAMES:
+        names.append(phase)
+        if phase in BY_MODULE:
+            mine = [k for k in first if k != phase and split_label(k)[0] == phase]
+            mine.sort(key=lambda k: -first[k])
+            names.extend(mine[:MODULE_ROWS])
     for name in names:
         cells = ""
         for shares, run in columns.values():
             share = shares.get(name, 0.0)
             main_ms = run["main"] * 1000 / run["n"]
             cells += f" {100 * share:8.1f}% {share * main_ms:10.2f}"
-        print(f"  {name:<28.28}{cells}")
+        label = name if split_label(name)[1] is None else "    " + str(split_label(name)[1])
+        print(f"  {label:<{WIDTH}.{WIDTH}}{cells}")
     cells = "".join(
         f" {'':>9} {run['threads'] * 1000 / run['n']:10.2f}" for _, run in columns.values()
     )
-    print(f"  {'other threads (aiosqlite)':<28}{cells}")
+    print(f"  {'other threads':<{WIDTH}}{cells}")
     cells = "".join(f" {'':>9} {run['cpu'] * 1000 / run['n']:10.2f}" for _, run in columns.values())
-    print(f"  {'CPU per ticket':<28}{cells}")
+    print(f"  {'CPU per ticket':<{WIDTH}}{cells}")
 
 
-def short(func: Func) -> str:
-    filename, line, name = func
-    if SITE in filename:
-        filename = filename.split(SITE, 1)[1]
-    elif filename.startswith(PROJECT):
-        filename = filename[len(PROJECT) :]
-    elif filename != "~":
-        filename = "stdlib/" + Path(filename).name
-    return name if filename == "~" else f"{filename}:{line}({name})"
+def per_ticket(run: dict[str, Any]) -> str:
+    n = run["n"]
+    return (
+        f"CPU {run['cpu'] * 1000 / n:5.1f} ms/ticket (event loop thread "
+        f"{run['main'] * 1000 / n:5.1f}, other threads {run['threads'] * 1000 / n:4.1f})"
+    )
+
+
+# --- --baseline: two checkouts' code, each in a child process of this script -----------------
+
+
+def child(code: Path, kind: str, args: argparse.Namespace) -> dict[str, Any]:
+    """This script as a child (`--child plain|profiled`) on `code`'s project code: the JSON
+    its last output line carries."""
+    argv = [sys.executable, str(Path(__file__).resolve()), "--child", kind]
+    if args.no_freeze:
+        argv.append("--no-freeze")
+    done = subprocess.run(
+        argv,
+        cwd=ROOT,  # the MCP servers are this checkout's (`python -m servers.X` from here)
+        env={**os.environ, "MUSTER_BENCH_CODE": str(code)},
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def against_baseline(args: argparse.Namespace) -> None:
+    """`--baseline DIR`: interleaved pairs (baseline, this checkout), then one profiled run
+    of each."""
+    baseline = args.baseline.resolve()
+    if not (baseline / "graph" / "app" / "runtime.py").is_file():
+        raise SystemExit(f"--baseline {baseline}: not a Muster checkout (no graph/app/runtime.py)")
+    here = harness.CODE
+    print(f"baseline {baseline} against this checkout {here}, {args.pairs} interleaved pairs:")
+
+    def show_pair(index: int, before: dict[str, Any], after: dict[str, Any], ratio: float) -> None:
+        print(f"  pair {index + 1}: baseline {per_ticket(before)}")
+        print(f"          this     {per_ticket(after)}; this / baseline {ratio:.3f}")
+
+    found = harness.pairs(
+        lambda: child(baseline, "plain", args),
+        lambda: child(here, "plain", args),
+        args.pairs,
+        ratio=lambda before, after: after["cpu"] / before["cpu"],
+        each=show_pair,
+    )
+    print(f"  this / baseline, CPU per ticket: {found.summary(3)}")
+    before_run = min(found.a, key=lambda r: r["cpu"])
+    after_run = min(found.b, key=lambda r: r["cpu"])
+    before = child(baseline, "profiled", args)
+    after = child(here, "profiled", args)
+    print("\nphases (one profiled run each; ms = share of each side's best plain run's CPU):")
+    print_phases({"before": (before, before_run), "after": (after, after_run)})
+
+
+async def child_main(kind: str) -> None:
+    """`--child`: one plain or one profiled run, printed as one JSON line (the last), after
+    one run not counted: the first queue in a process pays one-time costs (the support
+    reader's model and caches, first imports) that a plain run among `--repeats` does not."""
+    await one_run()
+    if kind == "plain":
+        print(json.dumps(await one_run()))
+    else:
+        shares, _ = await profiled_phases(None)
+        print(json.dumps(shares))
 
 
 async def main(args: argparse.Namespace) -> None:
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"profile bench: {TICKETS.name} at concurrency 1, model {MODEL}, load average {load}")
-    if args.ab:
-        print("before (this round's changes undone in-process) against after, interleaved:")
-        best = await compare(args.repeats)
-        with Baseline():
-            before, _ = await profiled_phases(args)
-        after, _ = await profiled_phases(args)
-        print("\nphases (one profiled run each; ms = share of the best plain run's CPU):")
-        print_phases({"before": (before, best["before"]), "after": (after, best["after"])})
-        print(f"\nload average now {os.getloadavg()[0]:.2f}")
-        return
+    print(
+        f"profile bench: {TICKETS.name} at concurrency 1, model {MODEL}, "
+        f"load average {load_average()}"
+    )
     plain = [await one_run() for _ in range(args.repeats)]
     best_run = min(plain, key=lambda r: r["cpu"])
     n = best_run["n"]
     for r in plain:
-        print(
-            f"  plain run: {r['wall']:5.2f} s wall, CPU {r['cpu'] * 1000 / n:5.1f} ms/ticket "
-            f"(event loop thread {r['main'] * 1000 / n:5.1f}, "
-            f"other threads {r['threads'] * 1000 / n:4.1f})"
-        )
+        print(f"  plain run: {r['wall']:5.2f} s wall, {per_ticket(r)}")
     print(
         f"CPU per ticket: {best_run['cpu'] * 1000 / n:.1f} ms (best of {len(plain)}; "
         f"target <= {TARGET_MS:.0f} ms)"
     )
-    shares, stats = await profiled_phases(args)
+    shares, stats = await profiled_phases(args.dump)
     print("\nphases (one profiled run; ms = share of the best plain run's CPU):")
     print_phases({"now": (shares, best_run)})
     table: dict[Func, Any] = stats.stats  # type: ignore[attr-defined]
@@ -411,7 +273,8 @@ async def main(args: argparse.Namespace) -> None:
         ranked = sorted(per_function.items(), key=lambda item: -item[1][1])[: args.top]
         for func, (phase, own_s) in ranked:
             calls = table[func][1]
-            print(f"  {own_s * 1000 / n:6.2f}  {calls / n:7.1f} calls  {phase:<18} {short(func)}")
+            line = f"  {own_s * 1000 / n:6.2f}  {calls / n:7.1f} calls  {phase:<18.18}"
+            print(f"{line} {short(func)}")
     if args.cumulative:
         print(f"\ntop {args.cumulative} project functions by cumulative time (profiled):")
         project = [f for f in table if f[0].startswith(PROJECT) and SITE not in f[0]]
@@ -435,9 +298,28 @@ if __name__ == "__main__":
     parser.add_argument(
         "--cumulative", type=_count, default=0, help="project functions by cumulative"
     )
-    parser.add_argument("--ab", action="store_true", help="before vs after, interleaved")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout's code to measure against this one"
+    )
+    parser.add_argument(
+        "--pairs", type=_count, default=3, help="--baseline: interleaved pairs (default 3)"
+    )
     parser.add_argument("--dump", type=Path, help="also write the raw cProfile stats here")
+    parser.add_argument("--child", choices=("plain", "profiled"), help=argparse.SUPPRESS)
     add_freeze_flag(parser)
     args = parser.parse_args()
-    print(freeze_note(args.no_freeze))
-    asyncio.run(main(args))
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
+    if args.child:
+        freeze_note(args.no_freeze)
+        asyncio.run(child_main(args.child))
+    elif args.baseline is not None:
+        frozen = "left in the collector's sight" if args.no_freeze else "frozen out of the GC"
+        print(
+            f"profile bench, --baseline: load average {load_average()}; children's imports {frozen}"
+        )
+        against_baseline(args)
+        print(f"\nload average now {os.getloadavg()[0]:.2f}")
+    else:
+        print(freeze_note(args.no_freeze))
+        asyncio.run(main(args))

@@ -38,15 +38,13 @@ import os
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import harness  # bench/, beside this script: puts the project first on sys.path
+from harness import sqlite_file_bytes
 
 SIZES = (3, 40, 200)
 REPEATS = 3
@@ -72,13 +70,8 @@ TOPICS = (
     "price match",
 )
 
-WORK = Path(tempfile.mkdtemp(prefix="muster-bench-fanout-"))
 # Every server and store this script starts points inside WORK; set before any server starts.
-os.environ["MUSTER_ORDERS_DB"] = str(WORK / "orders.sqlite")
-os.environ["MUSTER_CALL_LOG"] = str(WORK / "calls.jsonl")
-os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
-os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
-os.environ["MUSTER_POLICY_MODE"] = "healthy"
+WORK = harness.sandbox("muster-bench-fanout-")
 
 from freezing import add_freeze_flag, freeze_note  # noqa: E402 - bench/, beside this script
 
@@ -158,10 +151,6 @@ def checkpoint_bytes(db: Path, thread_id: str) -> tuple[int, int, int, int]:
     return rows, blobs, wrows, wblobs
 
 
-def file_bytes(db: Path) -> int:
-    return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
-
-
 async def timed_run(
     runtime: MusterRuntime, n: int, thread: str, *, steps: int, **overrides: Any
 ) -> tuple[float, dict[str, Any]]:
@@ -218,7 +207,7 @@ async def bench(n: int) -> dict[str, Any]:
             walls.append(wall)
             threads.append(thread)
             if r == 0:
-                first_file = file_bytes(db)
+                first_file = sqlite_file_bytes(db)
         graph_calls = count_calls(log, tool="search_kb") - calls_before
         no_mcp = [
             (

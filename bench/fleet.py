@@ -33,7 +33,7 @@ Columns:
              (server start-up is printed apart, on the detail line, as `startup`).
   t/s        tickets per second: tickets / wall.
   proc       CPU ms per ticket of the process(es) running the graph: for sqlite/c1 this
-             process (`time.process_time`, every thread); for pg1/pg2 the worker processes
+             process (`getrusage`, every thread); for pg1/pg2 the worker processes
              (utime + stime from /proc/<pid>/stat, every thread), read just before the first
              ticket is queued and after the last finished. The CPU this process spends queueing
              the jobs is on the detail line (`submit CPU`).
@@ -103,27 +103,31 @@ import shutil
 import signal
 import sqlite3
 import sys
-import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import harness  # bench/, beside this script: puts the project first on sys.path
+from harness import (
+    OTHER,
+    PHASE_NAMES,
+    ROOT,
+    Attribution,
+    Proc,
+    descendants,
+    load_average,
+    proc_table,
+    sqlite_file_bytes,
+    verdict,
+)
 
-WORK = Path(tempfile.mkdtemp(prefix="muster-bench-fleet-"))
 # Every server and store this script starts points inside WORK; each run points these at a
 # folder of its own before it starts anything (`run_env`).
-os.environ["MUSTER_ORDERS_DB"] = str(WORK / "orders.sqlite")
-os.environ["MUSTER_CALL_LOG"] = str(WORK / "calls.jsonl")
-os.environ["MUSTER_TRACE_DIR"] = str(WORK / "traces")
-os.environ["MUSTER_DB"] = str(WORK / "default.sqlite")
-os.environ["MUSTER_POLICY_MODE"] = "healthy"
+WORK = harness.sandbox("muster-bench-fleet-")
 # One secret for this process and every worker (as the tests' environment has one).
 os.environ.setdefault("MUSTER_APPROVAL_SECRET", secrets.token_hex(32))
 
@@ -143,7 +147,6 @@ from workers.models import load_model_factory  # noqa: E402
 
 BLACK_FRIDAY = ROOT / "examples" / "black_friday.jsonl"
 DEFAULT_SERVER = os.environ.get("MUSTER_TEST_PG") or "postgresql://postgres@127.0.0.1:5432/postgres"
-TICKS = os.sysconf("SC_CLK_TCK")
 TARGET_FLEET = 1.7
 """pg2 tickets/s over pg1's at 0 ms a turn."""
 TARGET_CONCURRENCY = 10.0
@@ -224,59 +227,6 @@ def write_tickets(path: Path, n: int) -> list[Ticket]:
 # --- CPU from /proc ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Proc:
-    pid: int
-    comm: str
-    ppid: int
-    own: float
-    """utime + stime, seconds (every thread of the process)."""
-    children: float
-    """cutime + cstime, seconds (children that ended and were waited for)."""
-    started: int
-    """starttime, in ticks since boot: tells a pid reused from the one seen before."""
-
-
-def proc_table() -> dict[int, Proc]:
-    """Every process this user can read in /proc, by pid."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:  # it ended meanwhile
-            continue
-        head, _, tail = text.rpartition(")")
-        comm = head.partition("(")[2]
-        rest = tail.split()
-        table[int(entry)] = Proc(
-            pid=int(entry),
-            comm=comm,
-            ppid=int(rest[1]),
-            own=(int(rest[11]) + int(rest[12])) / TICKS,
-            children=(int(rest[13]) + int(rest[14])) / TICKS,
-            started=int(rest[19]),
-        )
-    return table
-
-
-def descendants(roots: Iterable[int], table: dict[int, Proc]) -> set[int]:
-    """The pids below `roots` (not the roots)."""
-    kids: dict[int, list[int]] = {}
-    for proc in table.values():
-        kids.setdefault(proc.ppid, []).append(proc.pid)
-    found: set[int] = set()
-    todo = list(roots)
-    while todo:
-        for kid in kids.get(todo.pop(), []):
-            if kid not in found:
-                found.add(kid)
-                todo.append(kid)
-    return found
-
-
 def cpu_of(pids: Iterable[int], table: dict[int, Proc], *, reaped: bool = False) -> float:
     """CPU seconds of `pids` (with the children they reaped if `reaped`)."""
     return sum(
@@ -331,7 +281,7 @@ class CpuMark:
         table = proc_table()
         below = descendants(pids or [os.getpid()], table)
         return cls(
-            process=time.process_time(),
+            process=harness.process_cpu().own,
             procs=cpu_of(pids, table),
             servers=cpu_of(below, table, reaped=True),
             postgres=postgres_cpu(table),
@@ -491,7 +441,7 @@ def sqlite_bytes(db: Path) -> tuple[int, int]:
     (how big the WAL had grown depends on when SQLite last checkpointed it)."""
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        size = sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
+        size = sqlite_file_bytes(db)
         data = conn.execute(
             "SELECT (SELECT COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) "
             "FROM checkpoints) + (SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes)"
@@ -825,7 +775,7 @@ async def run_fleet(
                 for ticket, thread in zip(tickets, threads, strict=True):
                     await enqueue_ticket(app, thread, ticket.request)
                 enqueue_s = time.perf_counter() - started
-                submit_cpu = time.process_time() - before.process
+                submit_cpu = harness.process_cpu().own - before.process
                 await wait_for(lines.all_ended, procs, "every ticket to end", QUEUE_TIMEOUT_S)
                 wall = time.perf_counter() - started
             if profile:
@@ -961,10 +911,6 @@ def detail(run: Run) -> str:
     return text
 
 
-def verdict(ok: bool) -> str:
-    return "met" if ok else "MISSED"
-
-
 def targets(runs: list[Run]) -> None:
     def find(config: str, delay: int) -> Run | None:
         return next((r for r in runs if r.config == config and r.delay_ms == delay), None)
@@ -1020,93 +966,13 @@ def targets(runs: list[Run]) -> None:
         print("  PostgreSQL CPU vs SQLite's at 0 ms a turn: not measured (needs sqlite and pg1)")
 
 
-Func = tuple[str, int, str]
-PROJECT = str(ROOT) + os.sep
-SITE = f"site-packages{os.sep}"
-PHASES: list[tuple[str, tuple[str, ...]]] = [
-    (
-        "job queue (Procrastinate, fleet_worker)",
-        (
-            "/procrastinate/",
-            "@graph/app/fleet_worker.py",
-            "@graph/app/fleet_procrastinate.py",
-            "@graph/app/fleet_retry.py",
-            "@graph/app/fleet_sweep.py",
-            "@graph/app/fleet_queue.py",
-        ),
-    ),
-    ("thread lease", ("@checkpoints/lease.py", "@checkpoints/postgres_lease.py")),
-    ("audit log", ("@checkpoints/audit.py", "@checkpoints/postgres_audit.py")),
-    ("checkpoint serializer", ("langgraph/checkpoint/serde/", "@checkpoints/compression.py")),
-    ("checkpoint saver", ("langgraph/checkpoint/", "@checkpoints/")),
-    ("MCP hub and client", ("@workers/hub/", "/mcp/", "/anyio/")),
-    ("Muster graph, workers", ("@graph/", "@workers/")),
-    ("LangGraph pregel, LangChain, pydantic", ("/langgraph/", "/langchain_core/", "/pydantic")),
-]
-"""Where a function's own CPU goes, by where it lives (first match wins). A function of none
-(psycopg, sqlite3, asyncio, json, a builtin) passes its time to its callers, in proportion to
-what each spent in it, until a phase takes it: psycopg called by the saver is the saver's, by
-the lease the lease's, by Procrastinate the queue's (as bench/cpu_profile.py attributes)."""
-OTHER = "event loop, other"
-
-
-def phase_of(func: Func) -> str | None:
-    filename, _, name = func
-    if SITE in filename:  # first: the virtualenv lives inside the project
-        where = "/" + filename.split(SITE, 1)[1].replace(os.sep, "/")
-    elif filename.startswith(PROJECT):
-        where = "@" + filename[len(PROJECT) :].replace(os.sep, "/")
-    else:
-        return None  # the standard library, a builtin
-    for phase, patterns in PHASES:
-        if any(where.startswith(p) if p.startswith("@") else p in where for p in patterns):
-            return phase
-    return None
-
-
-def phase_shares(stats: pstats.Stats) -> dict[str, float]:
-    """Each phase's share of the profiled CPU (see `PHASES`)."""
-    table: dict[Func, Any] = stats.stats  # type: ignore[attr-defined]
-    memo: dict[Func, dict[str, float]] = {}
-    busy: set[Func] = set()
-
-    def split(callers: dict[Func, tuple[Any, ...]], index: int) -> dict[str, float]:
-        total = sum(edge[index] for edge in callers.values())
-        share: dict[str, float] = defaultdict(float)
-        if total > 0:
-            for caller, edge in callers.items():
-                for phase, fraction in inclusive(caller).items():
-                    share[phase] += edge[index] / total * fraction
-        spread = sum(share.values())
-        return {k: v / spread for k, v in share.items()} if spread > 0 else {OTHER: 1.0}
-
-    def inclusive(func: Func) -> dict[str, float]:
-        own = phase_of(func)
-        if own is not None:
-            return {own: 1.0}
-        if func in memo:
-            return memo[func]
-        if func in busy:  # recursion: the outer call decides
-            return {}
-        busy.add(func)
-        memo[func] = split(table[func][4] if func in table else {}, 3)
-        busy.discard(func)
-        return memo[func]
-
-    totals: dict[str, float] = defaultdict(float)
-    for func, (_, _, own_s, _, callers) in table.items():
-        phase = phase_of(func)
-        for name, fraction in ({phase: 1.0} if phase else split(callers, 2)).items():
-            totals[name] += own_s * fraction
-    whole = sum(totals.values()) or 1.0
-    return {k: v / whole for k, v in totals.items()}
-
-
 def print_phases(columns: list[tuple[Run, pstats.Stats]]) -> None:
     """Per configuration: each phase's ms per ticket, as its share of the profiled CPU times
     the unprofiled run's `proc` CPU per ticket."""
-    shares = [phase_shares(stats) for _, stats in columns]
-    names = [p for p, _ in PHASES] + [OTHER]
+    shares = [Attribution(stats).shares() for _, stats in columns]
+    # The phases of bench/harness.py (shared with bench/cpu_profile.py); the ones no column
+    # spent anything in are left out.
+    names = [p for p in PHASE_NAMES if p == OTHER or any(share.get(p) for share in shares)]
     width = max(len(n) for n in names)
     print(
         "\nwhere the CPU of the process(es) running the graph goes, ms per ticket (cProfile on "
@@ -1136,10 +1002,6 @@ def print_top(label: str, stats: pstats.Stats, top: int) -> None:
 
 
 # --- main -------------------------------------------------------------------------------------
-
-
-def loads() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 async def profile_pass(args: argparse.Namespace, runs: list[Run]) -> None:
@@ -1182,7 +1044,7 @@ async def main(args: argparse.Namespace) -> None:
     print(
         f"fleet bench: {args.tickets} tickets ({BLACK_FRIDAY.name} repeated), configs "
         f"{','.join(args.configs)}, model delays {args.delays} ms, concurrency "
-        f"{args.concurrency}, {os.cpu_count()} CPUs, load average {loads()} at start"
+        f"{args.concurrency}, {os.cpu_count()} CPUs, load average {load_average()} at start"
     )
     print(f"PostgreSQL server {args.server}; run data in {WORK}; {freeze_note(args.no_freeze)}")
     print(HEADER)
@@ -1207,7 +1069,7 @@ async def main(args: argparse.Namespace) -> None:
     targets(runs)
     if args.profile:
         await profile_pass(args, runs)
-    print(f"\nload average {loads()} at end")
+    print(f"\nload average {load_average()} at end")
 
 
 def parse_args() -> argparse.Namespace:

@@ -26,12 +26,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+import harness  # bench/, beside this script: puts the project first on sys.path
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from anywhere, as `python bench/hub_latency.py`
+ROOT = harness.ROOT
 
 from workers.hub import (  # noqa: E402
     DEFAULT_SERVERS_FILE,
@@ -150,7 +150,7 @@ async def bench_start(reps: int) -> tuple[float, float]:
 
 
 def verdict(ok: bool) -> str:
-    return "ok" if ok else "MISSED"
+    return harness.verdict(ok, "ok")
 
 
 async def main() -> None:

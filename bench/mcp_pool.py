@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import time
+
+import harness  # bench/, beside this script: puts the project first on sys.path
 
 from workers.hub import ToolHub, load_servers_config
 from workers.hub.servers_config import DEFAULT_SERVERS_FILE, ServersConfig
@@ -59,7 +60,7 @@ async def one_setting(config: ServersConfig, calls: int, repeats: int) -> float:
 
 async def main(repeats: int) -> None:
     base = load_servers_config(DEFAULT_SERVERS_FILE)
-    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average: {harness.load_average()}")
     print("| calls | 1 session | 2 sessions | 4 sessions | 1 ÷ 4 |")
     print("|---|---|---|---|---|")
     for calls in (40, 200):

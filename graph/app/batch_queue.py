@@ -14,10 +14,11 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
-from langgraph.types import StateSnapshot
+from langgraph.types import Command, StateSnapshot
 
 from checkpoints.store import CheckpointStore
 from checkpoints.threads import status_of, thread_config
@@ -26,10 +27,29 @@ from graph.app.batch_report import BatchProgress, append_jsonl
 from graph.app.batch_tickets import Ticket, batch_name, batch_thread_id
 from graph.app.hints import NOTHING, Carried
 from graph.app.runtime import Graph, MusterRuntime, open_store, stream_run_snapshot
+from graph.services import Services
 from workers.errors import ConfigError
 
 MAX_LANES = 16
 """Checkpoint connections a batch opens at most (see `MusterRuntime.lanes`)."""
+
+
+class TicketRunner(Protocol):
+    """How `run_batch` runs one ticket's thread: `stream_run_snapshot`'s call, which is the
+    default. Another one must do the same (run the thread to its end or its interrupt, under
+    the lease `run_batch` already holds, and return its snapshot); bench/batch.py passes a
+    timed one."""
+
+    async def __call__(
+        self,
+        runtime: MusterRuntime,
+        thread_id: str,
+        payload: dict[str, Any] | Command | None,
+        *,
+        services: Services | None = None,
+        control: RunControl | None = None,
+        graph: Graph | None = None,
+    ) -> StateSnapshot: ...
 
 
 @dataclass
@@ -125,12 +145,15 @@ async def run_batch(
     controls: set[RunControl] | None = None,
     stop: asyncio.Event | None = None,
     lanes: asyncio.Queue[Graph] | None = None,
+    run_ticket: TicketRunner = stream_run_snapshot,
 ) -> tuple[list[TicketResult], bool]:
     """Run and resume the planned tickets on `runtime`, at most `concurrency` at a time.
 
     Returns the results of the tickets it ran and whether a drain stopped it. Each finished
     ticket is appended to `out` (if given) as soon as its thread is read back. Every run's
     `RunControl` is in `controls` while it runs; once `stop` is set no new ticket starts.
+    `run_ticket` runs each ticket's thread (`TicketRunner`; `stream_run_snapshot` unless a
+    caller such as a benchmark passes its own).
     """
     semaphore = asyncio.Semaphore(concurrency)
     lanes = lanes or asyncio.Queue()
@@ -156,7 +179,7 @@ async def run_batch(
                 # it since `plan_batch` read it, and its work must not run twice.
                 async with runtime.store.hold_thread(thread_id):
                     if await still_needs(graph, thread_id, resume=resume):
-                        snapshot = await stream_run_snapshot(
+                        snapshot = await run_ticket(
                             runtime,
                             thread_id,
                             None if resume else ticket.payload(),
