@@ -880,7 +880,9 @@ INTENTS: tuple[Intent, ...] = (
             r"umtauschen",
             r"retoure",
             r"passt (?:nicht|mir nicht)",
-            r"devolver(?! el dinero| uno| el cobro| mi dinero)(?!(?:-me|-nos| me| nos)? (?:a|la) diferen)",
+            # Not the money: "devolver el dinero", "devolver uma das cobranças" (a charge back).
+            r"devolver(?! el dinero| uno| el cobro| mi dinero)(?!(?:-me|-nos| me| nos)? (?:a|la) diferen)"
+            r"(?! (?:\w+ ){0,2}(?:cobranc|cobro|cargo|debito|pagamento|pago|dinheiro|estorno))",
             r"devolucion (?:del|de la|de los|de las) (?!dinero|importe|cobro|pago)",
             r"devuelvo",
             r"cambiar(?:lo|la)? por",
