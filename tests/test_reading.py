@@ -1274,7 +1274,10 @@ def test_words_said_in_passing_are_not_requests() -> None:
     is not that intent; a request taken back is keeping the order."""
     cases: dict[str, tuple[set[str], set[str]]] = {
         "kann ich die Bestellung #12324 noch stornieren?? hab den lautsprecher jetzt doppelt, "
-        "mein kumpel hat mir genau den gleichen geschenkt": ({"cancellation"}, {"duplicate_charge"}),
+        "mein kumpel hat mir genau den gleichen geschenkt": (
+            {"cancellation"},
+            {"duplicate_charge"},
+        ),
         "Please DON'T go ahead with it - my husband found the receipt and we actually do need "
         "this filter. Keep order 12364 as it is.": ({"keep_order"}, {"invoice", "cancellation"}),
         "vergesst bitte meine Stornoanfrage von heute Morgen für die 12364, ist nicht mehr "
