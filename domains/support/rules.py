@@ -19,6 +19,7 @@ The support pack's plug-in gives it to the loader (`graph.domains`).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache
 
 from graph.planners.base import DEFAULT_TIMEOUT_S, TicketReading
@@ -34,6 +35,7 @@ from .reading import (
     BUT,
     CLAUSE,
     PROBLEM,
+    ClauseReading,
     Understanding,
     is_other_persons,
     understand,
@@ -292,7 +294,7 @@ def read_ticket(request: str) -> TicketReading:
             confidence = second_opinion.MODEL_ONLY
             may_propose = False  # a model's guess cancelled an order whose address was wrong
     timezone = find_timezone(understood.own_text)
-    return TicketReading(
+    reading = TicketReading(
         intents=intents,
         order_ids=_own_order_ids(understood.own_text),
         language=language,
@@ -303,6 +305,11 @@ def read_ticket(request: str) -> TicketReading:
         confidence=round(confidence, 2),
         may_propose=may_propose,
     )
+    if len(reading.order_ids) > 1 and orders_asked_nothing(request, reading):
+        reading = replace(
+            reading, confidence=round(confidence * second_opinion.DISAGREEING, 2)
+        )
+    return reading
 
 
 FINE = re.compile(
@@ -319,28 +326,55 @@ FINE = re.compile(
 text)."""
 
 
-def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
-    """Which order-bound intents each named order is the subject of: those read in the
-    clauses that name it, or that follow it before another order is named ("Cancel 12354.
-    12374 stays, I just need its address changed" cancels one order, not both). An order no
-    clause gives an intent falls back to all of them (the caller's default)."""
+def orders_asked_nothing(request: str, reading: TicketReading) -> tuple[str, ...]:
+    """The orders the ticket names that no clause reads an intent for (nor calls fine),
+    beside one that a clause does ("Order 12332 - they're a size 9, I ordered a 10. Order
+    12340 - came without the lid": a problem the tables did not read): a part of the request
+    the reading may have missed, so a person checks the answer."""
+    asked: set[str] = set()
+    for clause, named in _clauses_with_orders(request, reading):
+        if clause.intents or FINE.search(normalize(clause.text)):
+            asked.update(named)
+    if not asked:
+        return ()
+    return tuple(order_id for order_id in reading.order_ids if order_id not in asked)
+
+
+def _clauses_with_orders(
+    request: str, reading: TicketReading
+) -> list[tuple[ClauseReading, list[str]]]:
+    """Each clause with the orders it is about: those it names, else those the next clause
+    names when it reads no order-bound intent of its own ("je préfère annuler | ma commande
+    12344 qui n'est pas encore expédiée"), else the last ones named before it."""
     wanted = {i for i in reading.intents if BY_NAME[i].needs_order}
     known = set(reading.order_ids)
-    found: dict[str, list[str]] = {}
-    fine: set[str] = set()
-    current: list[str] = []
     clauses = _understood(request).clauses
+    current: list[str] = []
+    about: list[tuple[ClauseReading, list[str]]] = []
     for n, clause in enumerate(clauses):
         # The ticket's ids, as they stand in this clause: an id is told from a number by its
         # sentence ("cancel 12374 but DON'T touch 12344": that clause alone has no order word).
         named = ids_in(clause.text, known)
         following = clauses[n + 1] if n + 1 < len(clauses) else None
         if not named and clause.intents and following is not None:
-            # A request whose order the sentence names next ("je préfère annuler | ma
-            # commande 12344 qui n'est pas encore expédiée") is about that order.
             if not any(i in wanted for i in following.intents):
                 named = ids_in(following.text, known)
         current = named or current
+        about.append((clause, named if named else current))
+    return about
+
+
+def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
+    """Which order-bound intents each named order is the subject of: those read in the
+    clauses about it (`_clauses_with_orders`: "Cancel 12354. 12374 stays, I just need its
+    address changed" cancels one order, not both). When no clause gives any order an intent,
+    every order falls back to all of them (the caller's default)."""
+    wanted = {i for i in reading.intents if BY_NAME[i].needs_order}
+    known = set(reading.order_ids)
+    found: dict[str, list[str]] = {}
+    fine: set[str] = set()
+    for clause, current in _clauses_with_orders(request, reading):
+        named = ids_in(clause.text, known)
         if named and not clause.intents and FINE.search(normalize(clause.text)):
             fine.update(named)
         for order_id in current:
