@@ -1436,3 +1436,30 @@ def test_an_order_the_reading_gives_nothing_beside_another_sends_the_answer_to_a
         "2) I still haven't got any loyalty points for my last order 12329 - where are they?"
     )
     assert both.confidence >= REVIEW_BELOW, both
+
+
+def test_english_wording_from_the_second_fresh_set() -> None:
+    cases: dict[str, tuple[set[str], set[str]]] = {
+        "just checked my banking app and the headphones went thru twice on order 12345. sort "
+        "it out pls": ({"duplicate_charge"}, set()),
+        "Order#12375 - the e-reader is dead on arrival. Screen stays blank.": (
+            {"defective_item"},
+            {"damaged_item"},
+        ),
+        "I put the wrong address on order 12354. You can reach me on (212) 555-0148 if "
+        "needed.": ({"address_change"}, {"callback"}),
+        "pls cancel order 12400 ordered the wrong size": ({"cancellation"}, {"wrong_item"}),
+        "Just need to know what I paid for order 12352 and which payment method it went on. "
+        "Thanks.": (set(), {"acknowledgement"}),
+        "Hi, has order no. 12019 been dispatched yet?": ({"late_delivery"}, set()),
+        "Can you bin order 12327 please? I don't need it any more.": ({"cancellation"}, set()),
+        "just wondering where my trail shoes have got to, order 12377.": (
+            {"late_delivery"},
+            set(),
+        ),
+    }
+    for ticket, (wanted, unwanted) in cases.items():
+        read = set(read_ticket(ticket).intents)
+        assert wanted <= read and not (unwanted & read), (ticket, read)
+        if not wanted:
+            assert not read, (ticket, read)

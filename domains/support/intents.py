@@ -533,7 +533,7 @@ INTENTS: tuple[Intent, ...] = (
                     r"|has gotten|stands)\b",
                     r"been (?:sent|posted|shipped|dispatched|mailed)(?: out| off)?(?: yet|\?| and if so)",
                     r"(?:sent|posted|gone out) yet",
-                    r"(?:update|updates|news) (?:on|about|regarding) (?:my|our|the)",
+                    r"(?:update|updates|news) (?:on|about|regarding|for) (?:my|our|the|orders?\b|#?\d{4,8})",
                     r"how (?:long|many days) (?:does|do|will|would|should|is)",
                     r"left (?:your|the) (?:warehouse|depot|building)",
                     r"(?:been )?(?:sent|shipped|dispatched|posted) (?:out |off )?yet",
@@ -843,7 +843,7 @@ INTENTS: tuple[Intent, ...] = (
             r"i(?:'d| had|'ve| have)? (?:\w+ )?(?:picked|chose|chosen|ordered|selected|clicked|bought"
             r"|put|typed|gave|given|entered|wrote|written|used|input) (?:the |a |in the |in a )?$",
             # Chatty English drops the "I": "cancel it please, ordered the wrong size by accident".
-            r"(?:^|(?<=[,;.!] )|(?<= and ))(?:accidentally |mistakenly )?(?:picked|chose|ordered|selected"
+            r"(?:^|(?<=[,;.!] )|(?<= and )|(?<=\d ))(?:accidentally |mistakenly )?(?:picked|chose|ordered|selected"
             r"|clicked|bought) (?:the |a )?$",
             # The customer's own slip in the other languages ("je me suis trompé de modèle",
             # "pedí la talla equivocada", "ho ordinato il modello sbagliato").
@@ -1046,6 +1046,9 @@ INTENTS: tuple[Intent, ...] = (
         ),
         needs_order=False,
         label="callback",
+        # Contact details offered in case they help ("you can reach me on 555-0148 if
+        # needed") are no request for a call.
+        not_before=(r"[^.?!]{0,40}\bif (?:needed|necessary|need be|required|you need|that helps)",),
         negatable=True,
         order_bound=False,
     ),

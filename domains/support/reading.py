@@ -120,6 +120,9 @@ NEGATED_AFTER = re.compile(rf"^\w*(?:\s+{_NOT_A_CONJUNCTION}[\w#]+){{0,4}}?\s+(?
 
 ASKS = re.compile(
     r"\?|(?<![\w])(?:please|pls|plz|can you|could you|can i|could i|would you|will you|i want"
+    # "Just need to know what I paid": a request with no "I" ("wondering", "want to know" ask
+    # about a purchase not yet made too often: a question there is read as it stands).
+    r"|(?:just |really |i )?need to know"
     r"|i need|i'?d like|i would like|i wish|i demand|i expect|help (?:me|us)|need help"
     r"|(?:can|could) you help|how (?:do|can|long|much)"
     r"|what (?:is|are|do|can|should)|when (?:will|can|do)|why|is it possible|let me know"
@@ -347,7 +350,8 @@ TRANSIT = re.compile(
     r"|\b(?:chegou|veio) (?:\w+ ){0,2}(?:amassad|esmagad|partid|quebrad|destruid)\w*"
     r"|\b(?:kapot|beschadigd|gebroken|stuk) (?:\w+ )?aangekomen\b"
     r"|\baangekomen (?:\w+ )?(?:kapot|beschadigd|stuk)\b"
-    r"|\b(?:in transit|during (?:shipping|delivery|transit)|on arrival|(?:courier|driver)"
+    # "Dead on arrival" is a fault, not harm on the way.
+    r"|\b(?:in transit|during (?:shipping|delivery|transit)|(?<!dead )on arrival|(?:courier|driver)"
     r" (?:dropped|threw)|in the (?:van|post|mail|lorry|truck)|beim (?:transport|versand)"
     r"|bei (?:der )?ankunft|pendant le transport"
     r"|a l'arrivee|durante (?:el|il) (?:envio|transporte|trasporto)|all'arrivo|al llegar"
