@@ -990,3 +990,16 @@ def test_a_restart_time_is_a_change_not_the_onset() -> None:
     began_page = read_page(began).time
     assert began_page is not None
     assert stated_onset(began, began_page, at) == datetime(2025, 6, 12, 11, 40, tzinfo=UTC)
+
+
+def test_a_chat_thread_is_read_at_the_line_that_states_its_zone() -> None:
+    from domains.incidents.page_time import read_page_time
+
+    thread = (
+        "#inc-checkout thread\nmaria [11:48]: checkout order confirm is 502ing\n"
+        "devon [11:49]: seeing it too. times are CEST btw\n"
+        "maria [11:50 CEST]: logs say 'payments call failed: 500 from payments'"
+    )
+    page = read_page_time(thread)
+    assert page is not None and page.clock.isoformat(timespec="minutes") == "11:50"
+    assert page.zone is not None

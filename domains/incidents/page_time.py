@@ -277,6 +277,10 @@ def read_page_time(text: str) -> PageTime | None:
     page = next((m for m in mentions if m.kind == "page"), None)
     if page is None:
         return None
+    if page.zone is None and not page.unknown_zone:
+        # A chat thread's lines ("maria [11:48]: ...", "maria [11:50 CEST]: ...") are read at
+        # the one line that states its own zone: the time the page was written down with.
+        page = next((m for m in mentions if m.kind == "page" and m.zone is not None), page)
     zone = page.zone
     if zone is None and not page.unknown_zone:
         zone = next((m.zone for m in mentions if m.zone is not None), None)
