@@ -1566,8 +1566,11 @@ BY_NAME: dict[str, Intent] = {intent.name: intent for intent in INTENTS}
 @cache
 def pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     """The phrases as one pattern over normalised text, each matched from a word start."""
-    # Not inside a hyphenated word either: "noise-cancelling" is no cancellation.
-    return re.compile(r"(?<![\w-])(?:" + "|".join(_fold_phrase(p) for p in phrases) + ")")
+    # Not inside a hyphenated word either: "noise-cancelling" is no cancellation; but an
+    # amount joined to a noun is ("ein 50-€-Gutschein", "25€-Geschenkgutschein").
+    return re.compile(
+        r"(?:(?<![\w-])|(?<=[\d€$£]-))(?:" + "|".join(_fold_phrase(p) for p in phrases) + ")"
+    )
 
 
 @cache

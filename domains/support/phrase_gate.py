@@ -46,7 +46,7 @@ _FOLD = str.maketrans("123456789\t\n\r\f\v", "000000000     ")
 """Digits compare as '0' and every space as ' ' on both sides, so `\\d` and `\\s` list one
 beginning each instead of ten or six."""
 
-_START = re.compile(r"(?<![\w-])")
+_START = re.compile(r"(?:(?<![\w-])|(?<=[\d€$£]-))")
 """Where a phrase may start: the same look-behind `intents.pattern` puts before them all."""
 
 
@@ -291,5 +291,9 @@ def gate(folded_phrases: tuple[str, ...]) -> PhraseGate:
     unlisted = entry["unlisted"]
     return PhraseGate(
         beginnings=frozenset(entry["beginnings"]),
-        unlisted=re.compile(r"(?<![\w-])(?:" + "|".join(unlisted) + ")") if unlisted else None,
+        unlisted=(
+            re.compile(r"(?:(?<![\w-])|(?<=[\d€$£]-))(?:" + "|".join(unlisted) + ")")
+            if unlisted
+            else None
+        ),
     )

@@ -657,6 +657,10 @@ def read_clause(text: str, context: str = "") -> ClauseReading:
         else:
             found.append(intent.name)
     asks = bool(ASKS.search(norm))
+    if "goodwill_credit" in found and "late_delivery" in found:
+        # The delay a voucher is asked for ("für den Ärger mit der verspäteten Lieferung hätte
+        # ich gern eine Gutschrift", "pelo atraso eu mereço um cupom") is its reason.
+        found.remove("late_delivery")
     found = _past_troubles(_lateness_of_money(found, norm, context), norm, asks)
     found = _not_sent_premise(_future_plans(found, norm, asks), norm, context)
     if (

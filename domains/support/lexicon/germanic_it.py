@@ -993,6 +993,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:altrove|da un altro|concorrente|su amazon|in un altro negozio)[^.?!]{0,40}(?:meno|economic|prezzo)",
     ),
     "gift_card": (
+        # A gift card bought as the order ("einen 25€-Geschenkgutschein bestellt").
+        r"(?:geschenk)?(?:gutschein|geschenkkarte|giftcard)\w* (?:\w+ ){0,4}(?:bestellt|gekauft)",
+        r"(?:bestellt|gekauft|bestellen)[^.?!]{0,30}\bgeschenk(?:gutschein|karte)",
         # German: a gift voucher ordered, read from the dev_f tickets (dev set, 2026-12-02)
         r"\w*gutschein\w* (?:\w+ ){0,4}(?:gekauft|bestellt)",
         # German: a voucher bought, read from the dev_e tickets (dev set, 2026-12-02)
