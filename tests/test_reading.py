@@ -1463,3 +1463,20 @@ def test_english_wording_from_the_second_fresh_set() -> None:
         assert wanted <= read and not (unwanted & read), (ticket, read)
         if not wanted:
             assert not read, (ticket, read)
+
+
+def test_misspelt_damage_words_and_a_part_missing_on_arrival_are_read() -> None:
+    """tv-007 and tt-095 went out with no human, each missing a problem the ticket states."""
+    typed = read_ticket(
+        "hiya ordr 12370 the grindr came w the lid crakced in 2 peices, box was all smashd up "
+        "aswell. can i get a refnd pls x"
+    )
+    assert {"damaged_item", "refund_request"} <= set(typed.intents)
+    assert normalize("crakced smashd") == "cracked smashed"
+    minus = read_ticket(
+        "12355 arrived minus the grinder lid, and 12357 hasn't come at all even though it "
+        "supposedly shipped a month ago."
+    )
+    assert {"late_delivery", "missing_item"} <= set(minus.intents)
+    # ... but arriving without a fuss, or without its box, is no missing part.
+    assert "missing_item" not in read_ticket("Order 12355 arrived without any problems.").intents

@@ -23,6 +23,7 @@ KEY_WORDS = (
     "received receipt refund refunded replacement return subscription tracking twice "
     "warranty wrong declined address credit compensation loyalty points voucher "
     "unauthorized hacked stopped working broken shipping ordered order still waiting "
+    "cracked smashed dented shattered crushed scratched leaking delayed "
     "rembourser remboursement annuler commande livraison endommage defectueux "
     "erstattung rueckerstattung stornieren bestellung beschaedigt lieferung "
     "reembolso cancelar pedido devolucion rimborso annullare ordine "

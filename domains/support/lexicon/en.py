@@ -680,6 +680,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"keep the order (?:active|open|going)",
     ),
     "missing_item": (
+        # "12355 arrived minus the grinder lid", "came without the power cable"
+        r"(?:arrived|came|turned up|showed up|was delivered) (?:\w+ )?(?:minus|without|missing)"
+        r" (?:the|a|an|its|any|one) (?!(?:\w+ )?(?:delay|problem|issue|damage|scratch|fuss|hassle"
+        r"|notice|warning|box|packaging|receipt|invoice|tracking|dent|mark)s?\b)",
         # "where is the other one / the second one?"
         r"where(?:'s| is) the (?:other|second|rest|remaining) (?:one|item|piece|part|half)\b",
         r"only (?:one|1|two|2|three|3|half) (?:\w+ ){0,2}in (?:it|the box|the parcel|the package|there)\b",
@@ -702,7 +706,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:rest|remainder|other half|other part|remaining items?|other items?|second item|other one|others) (?:of (?:my|the) (?:order|items|delivery|parcel|stuff|set))",
         r"where (?:is|are) the (?:other (?:item|items|part|parts|half|one|pieces?)|second (?:item|one|part)|remaining (?:items?|parts?|pieces?))\b",
         r"(?:didn'?t|did not) (?:come|arrive) with (?:the|a|an|any|its)",
-        r"(?:came|arrived|delivered|shipped|sent) without (?!(?:a |the |any )?(?:signature|notice|card|note|warning|tracking|call|notification|knock|ringing|email|delay)\b)(?:the|a|an|any|its)\b",
+        r"(?:came|arrived|delivered|shipped|sent) without (?!(?:a |the |any )?(?:signature|notice|card|note|warning|tracking|call|notification|knock|ringing|email|delay|problem|issue|hassle|fuss|damage|scratch|trouble|mark|dent)s?\b)(?:the|a|an|any|its)\b",
         r"no (?:charger|cable|manual|instructions|screws|remote|battery|batteries|plug|adapter|lid|power (?:cable|supply|adapter|lead)|fixings|hardware|accessories)\b(?: in| included| was| came| inside| with)",
         r"left out (?:of )?(?:the|my|one|an?)",
         r"(?:you|they|warehouse|someone|u|the warehouse|your team|packer|seller|somebody) (?:must have |have |'ve |seem to have |seemed to |obviously |clearly )?(?:forgot|forgotten|neglected|failed) to (?:include|pack|send|put in)\b",
