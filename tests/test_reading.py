@@ -1480,3 +1480,32 @@ def test_misspelt_damage_words_and_a_part_missing_on_arrival_are_read() -> None:
     assert {"late_delivery", "missing_item"} <= set(minus.intents)
     # ... but arriving without a fuss, or without its box, is no missing part.
     assert "missing_item" not in read_ticket("Order 12355 arrived without any problems.").intents
+
+
+def test_third_round_german_and_portuguese_wording() -> None:
+    cases: dict[str, tuple[set[str], set[str]]] = {
+        # "neither ... nor" negates both halves, and wanting neither keeps nothing.
+        "Ich will weder stornieren noch Geld zurück. Ich möchte nur wissen, wo die Maus aus "
+        "Bestellung 12321 gerade ist.": (
+            {"late_delivery"},
+            {"cancellation", "refund_request", "keep_order"},
+        ),
+        # What was already cancelled is no request; the ihr-imperative with its object is.
+        "Die Maus (Bestellung 12366) wurde doch storniert, trotzdem wurde meine Karte dafür "
+        "zweimal belastet.": ({"duplicate_charge"}, {"cancellation"}),
+        "bei Bestellung 12324 hat Apple Pay zwei Reservierungen angezeigt. Storniert die "
+        "Bestellung bitte ganz.": ({"cancellation", "duplicate_charge"}, set()),
+        "Die Kamera aus Bestellung 12327 ist seit zwei Monaten unterwegs. Ich ziehe die "
+        "Bestellung hiermit zurück und will mein Geld zurück.": (
+            {"cancellation", "late_delivery", "refund_request"},
+            set(),
+        ),
+        "fui cobrado 2 vezes na mochila, pedido 12333!!! e ainda por cima nem chegou ainda": (
+            {"duplicate_charge", "late_delivery"},
+            set(),
+        ),
+        "a jaqueta do pedido 12373 ta PARADA ha quase duas semanas": ({"late_delivery"}, set()),
+    }
+    for ticket, (wanted, unwanted) in cases.items():
+        read = set(read_ticket(ticket).intents)
+        assert wanted <= read and not (unwanted & read), (ticket, read)

@@ -77,7 +77,11 @@ NEGATED_BEFORE = re.compile(
     r"|de ninguna manera|de ningun modo|bajo ningun concepto|en ningun caso|in nessun caso"
     r"|per nessun motivo|assolutamente non|in geen geval|absoluut niet|zeker niet"
     r"|de jeito nenhum|de forma alguma|de modo algum|em caso algum|under no circumstances"
-    r"|by no means|absolutely not|definitely not)"
+    r"|by no means|absolutely not|definitely not|weder|neither|nor)"
+    rf"(?:\s+{_NEGATION_FILLER}|\s*(?:d'|l'))*\s*$"
+    # The second half of "weder stornieren noch Geld zurück", "nem cancelar nem reembolso".
+    r"|(?<![\w])(?:weder\b[^.?!]{0,40}\bnoch|nem\b[^.?!]{0,40}\bnem|ni\b[^.?!]{0,40}\bni"
+    r"|ne\b[^.?!]{0,40}\bne|neither\b[^.?!]{0,40}\bnor)"
     rf"(?:\s+{_NEGATION_FILLER}|\s*(?:d'|l'))*\s*$"
     r"|(?<![\w])(?:(?:don'?t|do not|no|not) (?:need|want|asking for|after)|ne (?:demande|veux)"
     r" pas|non (?:voglio|chiedo)|no (?:quiero|pido|necesito)|(?:will|moechte|brauche) kein\w*"
@@ -98,7 +102,8 @@ NOT_WANTING = re.compile(
     r"|(?:never|didn'?t|did not) (?:ask|asked|request|requested|want|wanted)"
     r"|no (?:quiero|quero|deseo|pido)"
     r"|nao (?:quero|pe[cç]o)|non (?:voglio|chiedo)|(?:ne )?(?:veux|demande) pas|will (?:\w+ )?nicht"
-    r"|ik wil (?:\w+ )?niet)(?![\w])"
+    r"|ik wil (?:\w+ )?niet|(?:will|moechte|mochte) (?:\w+ )?weder|(?:quero|queria) nem"
+    r"|(?:quiero|queria) ni|(?:want|need) neither)(?![\w])"
 )
 """"I don't want to cancel" says what the customer does not ask for; only a cancellation that
 was under way ("please don't cancel", "no need to cancel") makes a negation keeping the order."""

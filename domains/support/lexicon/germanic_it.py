@@ -175,8 +175,13 @@ PHRASES: dict[str, tuple[str, ...]] = {
     ),
     "cancellation": (
         # German: the ihr-imperative 'bitte storniert', read from the dev_f tickets (dev set, 2026-12-02)
-        r"(?:bitte|jetzt|sofort|doch) storniert\b(?! (?:werden|worden|haben|ist|sind|wurde))",
-        r"storniert (?:bitte|mir|uns|beide|meine|meinen)\b",
+        # Not the passive "wurde doch storniert": what was already done.
+        r"(?<!wurde )(?<!wurden )(?<!ist )(?<!war )(?<!sei )(?:bitte|jetzt|sofort|doch) storniert\b"
+        r"(?! (?:werden|worden|haben|ist|sind|wurde))",
+        r"storniert (?:bitte|mir|uns|beide|meine|meinen|die bestellung|den auftrag|das)\b",
+        # "Ich ziehe die Bestellung hiermit zurück", "die Bestellung zurückziehen"
+        r"(?:ziehe|ziehen|zieh) (?:\w+ ){0,4}(?:bestellung|auftrag|kauf) (?:\w+ ){0,2}zur(?:ue|u)ck\b",
+        r"(?:bestellung|auftrag) (?:\w+ ){0,2}zur(?:ue|u)ckzuziehen|(?:bestellung|auftrag) zur(?:ue|u)ckziehen",
         # Dutch: can the order still be stopped, read from the dev_e tickets (dev set, 2026-12-02)
         r"tegen(?:gehouden|houden)",
         # German: stop an order before it ships, read from the dev_d tickets (dev set, 2026-12-02)
@@ -252,6 +257,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"posso (?:ancora )?(?:annullare|cancellare|disdire)",
     ),
     "late_delivery": (
+        r"seit (?:\w+ ){0,2}(?:wochen|monaten|tagen) unterwegs",
         # When it will come, in German, Dutch and Italian ("wanneer kan ik hem verwachten?")
         r"wann (?:\w+ ){0,5}(?:ankommen|kommt|komme|da sein|geliefert|zugestellt|rechnen)\b",
         r"wanneer (?:\w+ ){0,5}(?:verwachten|binnen|bezorgd|geleverd|aankomen|komt|ontvang)\w*",

@@ -79,6 +79,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"desfazer (?:a |o )?(?:compra|pedido|encomenda)",
     ),
     "late_delivery": (
+        # "nem chegou ainda", "tá PARADA há duas semanas"
+        r"(?:ainda )?nem (?:\w+ )?chegou",
+        r"(?:esta|ta|tá|continua|segue|fica) parad[oa]",
         r"continua sem (?:aparecer|chegar|noticias|novidades|sinal)",
         r"(?:passad[oa]s|ja passaram) (?:mais de |quase )?(?:\w+ )?(?:semanas|meses)\b",
         r"(?:faz|ha) mais de (?:\w+ )?(?:semanas|meses|um mes)\b",
