@@ -1509,3 +1509,23 @@ def test_third_round_german_and_portuguese_wording() -> None:
     for ticket, (wanted, unwanted) in cases.items():
         read = set(read_ticket(ticket).intents)
         assert wanted <= read and not (unwanted & read), (ticket, read)
+
+
+def test_short_and_texting_style_tickets_are_not_read_as_english() -> None:
+    """A ticket read as English may go out with no human; a Portuguese "oi" or "Blz, entendi.
+    Vou aguardar entao, obg!" must not (their reply is written by a person)."""
+    for text, language in (
+        ("oi", "Portuguese"),
+        ("bom dia, tudo bem?", "Portuguese"),
+        ("Blz, entendi. Vou aguardar entao, obg!", "Portuguese"),
+        ("holaaa", "Spanish"),
+        ("Zie bijlage.", "Dutch"),
+        ("bjr  xcvbn ok ok ???", "French"),
+        ("Domanda generica: quanto ci mette di solito la spedizione in Italia?", "Italian"),
+    ):
+        assert detect_language(text) == language, text
+    assert detect_language("Quick q: do your gift cards expire?") == "English"
+    # Texting abbreviations are written out for the phrase tables.
+    assert normalize("o filtro q chegou nao e o modelo q eu pedi, obg") == (
+        "o filtro que chegou nao e o modelo que eu pedi, obrigado"
+    )

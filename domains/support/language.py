@@ -22,7 +22,8 @@ WORDS: dict[str, frozenset[str]] = {
     "French": frozenset(
         "le la les je mon ma mes est et pas une un des pour vous avec commande ete merci "
         "bonjour svp j'ai ai du au ce cette qui que mais toujours deja aussi tres votre nous "
-        "colis suis avez fait".split()
+        "colis suis avez fait bjr bonsoir voudrais j'aimerais pouvez hier aujourd'hui "
+        "argent".split()
     ),
     "German": frozenset(
         "der die das ich mein meine ist und nicht ein eine fuer sie mit bitte bestellung habe "
@@ -35,19 +36,24 @@ WORDS: dict[str, frozenset[str]] = {
     ),
     "Spanish": frozenset(
         "el la los las mi mis es y no un una para usted con pedido he sido gracias hola por "
-        "favor que pero me lo se del al muy ya todavia esta han hace".split()
+        "favor que pero me lo se del al muy ya todavia esta han hace holaa holaaa buenas quiero "
+        "necesito dinero llego ayer hoy tengo puedo pueden saludos abris".split()
     ),
     "Italian": frozenset(
         "il lo la gli le mio mia e non un una per con ordine ho stato grazie ciao che sono "
-        "del della ma mi ancora gia buongiorno vorrei perche anche questo".split()
+        "del della ma mi ancora gia buongiorno vorrei perche anche questo di ci domanda quanto "
+        "salve buonasera soldi arrivato ieri oggi devo posso potete fate nun sto".split()
     ),
     "Dutch": frozenset(
         "de het een ik mijn is en niet voor u met bestelling heb werd bedankt hallo "
-        "alstublieft dat maar nog al wel ook mij graag jullie zijn wat waar hoe geen".split()
+        "alstublieft dat maar nog al wel ook mij graag jullie zijn wat waar hoe geen zie bijlage "
+        "goedemiddag goedemorgen groetjes gisteren vandaag kunnen moet annuleer besteld".split()
     ),
     "Portuguese": frozenset(
         "o a os as meu minha e nao um uma para voce com encomenda pedido foi obrigado obrigada "
-        "ola que mas ainda ja do da no na eu me por favor esta tenho".split()
+        "ola que mas ainda ja do da no na eu me por favor esta tenho oi bom boa dia tarde tudo bem "
+        "vou entao entendi aguardar aguardo obg blz valeu voces vcs vc pra isso isto queria "
+        "quero preciso podem chegou recebi dinheiro compra".split()
     ),
 }
 """Common words of each language the planner reads (folded)."""

@@ -100,9 +100,40 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKD", lowered).translate(_without_combining())
 
 
+TEXTING = {
+    "q": "que",
+    "vc": "voce",
+    "vcs": "voces",
+    "pq": "porque",
+    "tb": "tambem",
+    "tbm": "tambem",
+    "msm": "mesmo",
+    "td": "tudo",
+    "pfv": "por favor",
+    "pfvr": "por favor",
+    "obg": "obrigado",
+    "obgd": "obrigado",
+    "obgda": "obrigada",
+    "blz": "beleza",
+    "hj": "hoje",
+    "qdo": "quando",
+    "qnd": "quando",
+    "cmg": "comigo",
+    "ngm": "ninguem",
+}
+"""Portuguese texting abbreviations ("o filtro q chegou não é o modelo q eu pedi", "obg!"),
+written out so the phrase tables read them; none is a word in the other six languages."""
+_TEXTING = re.compile(
+    r"(?<![\w'-])(?:" + "|".join(sorted(TEXTING, key=len, reverse=True)) + r")(?![\w'-])"
+    # A lone "q" only before a word: English "Quick q: ..." keeps it.
+    r"(?<!\bq)|(?<![\w'-])q(?= [a-z])"
+)
+
+
 @lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
     """The ticket as the intent phrases are matched against it (see the module docstring).
     Cached: a reading normalises the same clause for the tables, the learned model and the
     negation checks."""
-    return _WORD.sub(_correct, fold(text))
+    folded = _TEXTING.sub(lambda m: TEXTING[m.group(0)], fold(text))
+    return _WORD.sub(_correct, folded)
