@@ -1529,3 +1529,27 @@ def test_short_and_texting_style_tickets_are_not_read_as_english() -> None:
     assert normalize("o filtro q chegou nao e o modelo q eu pedi, obg") == (
         "o filtro que chegou nao e o modelo que eu pedi, obrigado"
     )
+
+
+def test_portuguese_lateness_leaks_and_thanks_for_a_refund() -> None:
+    cases: dict[str, tuple[set[str], set[str]]] = {
+        "Oi! Fiz dois pedidos, o 12357 e o 12380, e até agora nenhum dos dois chegou.": (
+            {"late_delivery"},
+            set(),
+        ),
+        "Meu pedido não chega nunca, quero falar com um gerente AGORA.": (
+            {"late_delivery", "complaint"},
+            set(),
+        ),
+        "O filtro de água do pedido 12379 já tá vazando pela base. Quero o meu dinheiro de "
+        "volta.": ({"defective_item", "refund_request"}, set()),
+        # Thanks for a refund that came is no refund asked for.
+        "Obrigada pelo reembolso da mochila (pedido 12378), já caiu no cartão! Só uma dúvida: "
+        "os pontos que eu tinha ganhado com essa compra vão sumir?": (
+            {"loyalty_points"},
+            {"refund_request"},
+        ),
+    }
+    for ticket, (wanted, unwanted) in cases.items():
+        read = set(read_ticket(ticket).intents)
+        assert wanted <= read and not (unwanted & read), (ticket, read)

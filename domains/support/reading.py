@@ -221,7 +221,8 @@ THANKS = re.compile(
 THANKED_FOR = re.compile(
     r"(?<![\w])(?:thanks|thank you|cheers|merci|danke|gracias|grazie|bedankt|obrigad[oa]|valeu)"
     r"\s+(?:so much\s+|a lot\s+|again\s+|very much\s+|vielmals\s+|beaucoup\s+)?"
-    r"(?:for|voor|fuer|por|per|pour|pelo|pela)\s+(?:\w+\s+){0,2}(?:sorting|fixing|resolving"
+    r"(?:for|voor|fuer|por|per|pour|pelo|pela)\s+(?:\w+\s+){0,2}(?:refund|reembolso|estorno"
+    r"|remboursement|erstattung|rueckerstattung|rimborso|terugbetaling|sorting|fixing|resolving"
     r"|refunding|taking care|handling|dealing|correcting|cancelling|canceling|processing|sorted"
     r"|fixed|resolved|putting right|reimbursing)\b"
 )
@@ -413,6 +414,9 @@ PAST_REFUND = re.compile(
     r"|\bya (?:me )?(?:\w+ )?(?:reembolsa|devolvi)"
     r"|\bgia (?:\w+ )?rimborsat|\bal (?:\w+ )?terugbetaald"
     r"|\bja (?:me )?(?:\w+ )?(?:reembols|estorn)"
+    # "o dinheiro já caiu", "o reembolso já caiu no cartão": the money is back.
+    r"|\b(?:dinheiro|reembolso|estorno|valor) (?:\w+ ){0,2}(?:ja )?caiu\b"
+    r"|\bja caiu (?:no|na) (?:cartao|conta)"
 )
 """A refund the customer says was already made ("you already gave me some money back for
 the scratch", "mi avete già rimborsato una parte") (normalised text)."""

@@ -79,6 +79,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"desfazer (?:a |o )?(?:compra|pedido|encomenda)",
     ),
     "late_delivery": (
+        # "até agora nenhum dos dois chegou", "meu pedido não chega nunca"
+        r"(?:nenhum|nenhuma)(?: \w+){0,3} (?:chegou|chegaram|veio|vieram)\b",
+        r"nao (?:me )?chega(?:m)? nunca|nunca (?:me )?chega(?:m)?\b",
         # "nem chegou ainda", "tá PARADA há duas semanas"
         r"(?:ainda )?nem (?:\w+ )?chegou",
         r"(?:esta|ta|tá|continua|segue|fica) parad[oa]",
@@ -154,6 +157,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:chegou|veio) (?:todo |toda )?(?:estragad|dan|partid)",
     ),
     "defective_item": (
+        r"(?:ta|esta|estao|tao|fica|continua) (?:\w+ )?(?:vazando|a vazar|pingando|a pingar)",
         # "O leitor digital nunca funcionou direito"
         r"nunca funcionou(?: direito| bem)?",
         r"n[aã]o funciona (?:direito|bem)",
@@ -389,6 +393,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"^\W*tudo (?:certo|ok|resolvido|em ordem)\b",
     ),
     "goodwill_credit": (
+        r"(?:cupom|cupao|vale|credito|desconto|compensacao) (?:\w+ ){0,3}pel[oa] (?:\w+ )?(?:transtorno"
+        r"|incomodo|chateacao|trabalho|inconveniente|atraso|demora|confusao|dor de cabeca)",
         # "um cupom pelo transtorno"
         r"(?:cupom|cupao|vale|desconto|credito|compensacao|indenizacao) (?:\w+ ){0,3}pel[oa] (?:transtorno|incomodo|chatice|atraso|problema|aborrecimento)",
         r"compensac",
