@@ -1553,3 +1553,27 @@ def test_portuguese_lateness_leaks_and_thanks_for_a_refund() -> None:
     for ticket, (wanted, unwanted) in cases.items():
         read = set(read_ticket(ticket).intents)
         assert wanted <= read and not (unwanted & read), (ticket, read)
+
+
+def test_german_fourth_round() -> None:
+    cases: dict[str, tuple[set[str], set[str]]] = {
+        "ich habe einen 50-Dollar-Geschenkgutschein bestellt (Bestellung 12353), der bis heute "
+        "nicht angekommen ist.": ({"gift_card", "late_delivery"}, set()),
+        "Auf meiner Kreditkartenabrechnung taucht der Rucksack (Bestellung 12333) zweimal auf. "
+        "Und geliefert wurde er bis heute auch nicht.": (
+            {"duplicate_charge", "late_delivery"},
+            set(),
+        ),
+        "In meinem Kundenkonto ist eine Bestellung 12344 aufgetaucht, die ich NICHT aufgegeben "
+        "habe. Bitte stornieren Sie diese Bestellung sofort.": (
+            {"cancellation", "unauthorized_order"},
+            set(),
+        ),
+        "Ich möchte jetzt endlich mit einem Menschen sprechen und nicht mit einem Bot!": (
+            {"complaint"},
+            set(),
+        ),
+    }
+    for ticket, (wanted, unwanted) in cases.items():
+        read = set(read_ticket(ticket).intents)
+        assert wanted <= read and not (unwanted & read), (ticket, read)

@@ -1569,7 +1569,9 @@ def pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
     # Not inside a hyphenated word either: "noise-cancelling" is no cancellation; but an
     # amount joined to a noun is ("ein 50-€-Gutschein", "25€-Geschenkgutschein").
     return re.compile(
-        r"(?:(?<![\w-])|(?<=[\d€$£]-))(?:" + "|".join(_fold_phrase(p) for p in phrases) + ")"
+        r"(?:(?<![\w-])|(?<=[\d€$£]-)|(?<=dollar-)|(?<=euro-))(?:"
+        + "|".join(_fold_phrase(p) for p in phrases)
+        + ")"
     )
 
 

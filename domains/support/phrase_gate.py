@@ -46,7 +46,7 @@ _FOLD = str.maketrans("123456789\t\n\r\f\v", "000000000     ")
 """Digits compare as '0' and every space as ' ' on both sides, so `\\d` and `\\s` list one
 beginning each instead of ten or six."""
 
-_START = re.compile(r"(?:(?<![\w-])|(?<=[\d€$£]-))")
+_START = re.compile(r"(?:(?<![\w-])|(?<=[\d€$£]-)|(?<=dollar-)|(?<=euro-))")
 """Where a phrase may start: the same look-behind `intents.pattern` puts before them all."""
 
 
@@ -292,7 +292,11 @@ def gate(folded_phrases: tuple[str, ...]) -> PhraseGate:
     return PhraseGate(
         beginnings=frozenset(entry["beginnings"]),
         unlisted=(
-            re.compile(r"(?:(?<![\w-])|(?<=[\d€$£]-))(?:" + "|".join(unlisted) + ")")
+            re.compile(
+                r"(?:(?<![\w-])|(?<=[\d€$£]-)|(?<=dollar-)|(?<=euro-))(?:"
+                + "|".join(unlisted)
+                + ")"
+            )
             if unlisted
             else None
         ),

@@ -75,6 +75,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?:addebiti|pagamenti|transazioni) (?:duplicat|doppi)",
     ),
     "refund_request": (
+        # "wann wird mir der Betrag für die Retoure endlich gutgeschrieben?"
+        r"(?:betrag|geld|summe|kaufpreis)\w* (?:\w+ ){0,6}(?:gutgeschrieben|zurueckgebucht|zuruckgebucht)",
         # Where the money is: "Ist das Geld schon unterwegs?", "nur 10 Euro zurückbekommen"
         r"(?:ist|kommt|wann kommt) (?:das|mein|unser) geld (?:\w+ ){0,2}(?:unterwegs|zur(?:ue|u)ck"
         r"|(?:ue|u)berwiesen|an)\b",
@@ -257,6 +259,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"posso (?:ancora )?(?:annullare|cancellare|disdire)",
     ),
     "late_delivery": (
+        # "geliefert wurde er bis heute auch nicht"
+        r"(?:geliefert|angekommen|zugestellt|gekommen) (?:wurde|ist|sind|wurden) (?:\w+ ){0,5}nicht\b",
         r"seit (?:\w+ ){0,2}(?:wochen|monaten|tagen) unterwegs",
         # When it will come, in German, Dutch and Italian ("wanneer kan ik hem verwachten?")
         r"wann (?:\w+ ){0,5}(?:ankommen|kommt|komme|da sein|geliefert|zugestellt|rechnen)\b",
@@ -1092,6 +1096,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"telefonatemi",
     ),
     "complaint": (
+        r"mit (?:einem |einer )?(?:echten |richtigen )?(?:menschen|person|mitarbeiter\w*) sprechen",
         # German
         r"unversch(?:ae|a)mt",
         r"frechheit",
@@ -1603,6 +1608,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"dirottare (?:la |il )?(?:spedizione|consegna|pacco)",
     ),
     "unauthorized_order": (
+        r"(?:die|das|den) ich (?:\w+ )?nicht (?:aufgegeben|bestellt|getaetigt|getatigt|gemacht) habe",
         r"(?:jemand|irgendwer) (?:\w+ ){0,3}(?:in mein(?:em|en)? (?:konto|account|kundenkonto)|gehackt)",
         # Dutch: an order I did not place, read from the h26 train tickets
         r"die ik niet (?:gedaan|geplaatst|besteld) heb",
