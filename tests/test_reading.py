@@ -1268,6 +1268,18 @@ def test_order_ids_typed_in_a_hurry_are_read() -> None:
     assert find_order_ids("the lid came cracked, call me on 55512 34567") == []
 
 
+def _assert_reads(
+    cases: dict[str, tuple[set[str], set[str]]], *, nothing_else: bool = False
+) -> None:
+    """Each ticket's reading holds its wanted intents and none of its unwanted ones (and,
+    with `nothing_else`, a ticket that wants none reads none)."""
+    for ticket, (wanted, unwanted) in cases.items():
+        read = set(read_ticket(ticket).intents)
+        assert wanted <= read and not (unwanted & read), (ticket, read)
+        if nothing_else and not wanted:
+            assert not read, (ticket, read)
+
+
 def test_words_said_in_passing_are_not_requests() -> None:
     """Session 2026-12-04, from the fresh dev_w/dev_y misses: what a clause mentions without
     asking for it (owning a thing twice, finding a receipt, what cancelling would feel like)
@@ -1296,9 +1308,7 @@ def test_words_said_in_passing_are_not_requests() -> None:
         "Oi! Só pra avisar que a manta do pedido 12359 chegou certinho. Obrigada pela "
         "atenção, podem encerrar o chamado": ({"acknowledgement"}, set()),
     }
-    for ticket, (wanted, unwanted) in cases.items():
-        read = set(read_ticket(ticket).intents)
-        assert wanted <= read and not (unwanted & read), (ticket, read)
+    _assert_reads(cases)
 
 
 def test_a_question_naming_its_order_is_kept_beside_one_about_points() -> None:
@@ -1416,9 +1426,7 @@ def test_german_and_portuguese_wording_from_the_second_fresh_sets() -> None:
         "O código do meu cartão-presente diz 'inválido'. Comprei-o há duas semanas. O que se "
         "passa?": ({"gift_card"}, {"late_delivery"}),
     }
-    for ticket, (wanted, unwanted) in cases.items():
-        read = set(read_ticket(ticket).intents)
-        assert wanted <= read and not (unwanted & read), (ticket, read)
+    _assert_reads(cases)
 
 
 def test_an_order_the_reading_gives_nothing_beside_another_sends_the_answer_to_a_person() -> None:
@@ -1458,11 +1466,7 @@ def test_english_wording_from_the_second_fresh_set() -> None:
             set(),
         ),
     }
-    for ticket, (wanted, unwanted) in cases.items():
-        read = set(read_ticket(ticket).intents)
-        assert wanted <= read and not (unwanted & read), (ticket, read)
-        if not wanted:
-            assert not read, (ticket, read)
+    _assert_reads(cases, nothing_else=True)
 
 
 def test_misspelt_damage_words_and_a_part_missing_on_arrival_are_read() -> None:
@@ -1506,9 +1510,7 @@ def test_third_round_german_and_portuguese_wording() -> None:
         ),
         "a jaqueta do pedido 12373 ta PARADA ha quase duas semanas": ({"late_delivery"}, set()),
     }
-    for ticket, (wanted, unwanted) in cases.items():
-        read = set(read_ticket(ticket).intents)
-        assert wanted <= read and not (unwanted & read), (ticket, read)
+    _assert_reads(cases)
 
 
 def test_short_and_texting_style_tickets_are_not_read_as_english() -> None:
@@ -1550,9 +1552,7 @@ def test_portuguese_lateness_leaks_and_thanks_for_a_refund() -> None:
             {"refund_request"},
         ),
     }
-    for ticket, (wanted, unwanted) in cases.items():
-        read = set(read_ticket(ticket).intents)
-        assert wanted <= read and not (unwanted & read), (ticket, read)
+    _assert_reads(cases)
 
 
 def test_german_fourth_round() -> None:
@@ -1574,6 +1574,4 @@ def test_german_fourth_round() -> None:
             set(),
         ),
     }
-    for ticket, (wanted, unwanted) in cases.items():
-        read = set(read_ticket(ticket).intents)
-        assert wanted <= read and not (unwanted & read), (ticket, read)
+    _assert_reads(cases)

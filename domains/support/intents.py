@@ -21,7 +21,7 @@ from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .lexicon import phrases_for
-from .phrase_gate import PhraseGate, gate
+from .phrase_gate import PHRASE_START, PhraseGate, gate
 from .text_norm import fold
 
 
@@ -1565,14 +1565,9 @@ BY_NAME: dict[str, Intent] = {intent.name: intent for intent in INTENTS}
 
 @cache
 def pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    """The phrases as one pattern over normalised text, each matched from a word start."""
-    # Not inside a hyphenated word either: "noise-cancelling" is no cancellation; but an
-    # amount joined to a noun is ("ein 50-€-Gutschein", "25€-Geschenkgutschein").
-    return re.compile(
-        r"(?:(?<![\w-])|(?<=[\d€$£]-)|(?<=dollar-)|(?<=euro-))(?:"
-        + "|".join(_fold_phrase(p) for p in phrases)
-        + ")"
-    )
+    """The phrases as one pattern over normalised text, each matched from a word start
+    (`phrase_gate.PHRASE_START`)."""
+    return re.compile(PHRASE_START + "(?:" + "|".join(_fold_phrase(p) for p in phrases) + ")")
 
 
 @cache

@@ -46,8 +46,11 @@ _FOLD = str.maketrans("123456789\t\n\r\f\v", "000000000     ")
 """Digits compare as '0' and every space as ' ' on both sides, so `\\d` and `\\s` list one
 beginning each instead of ten or six."""
 
-_START = re.compile(r"(?:(?<![\w-])|(?<=[\d€$£]-)|(?<=dollar-)|(?<=euro-))")
-"""Where a phrase may start: the same look-behind `intents.pattern` puts before them all."""
+PHRASE_START = r"(?:(?<![\w-])|(?<=[\d€$£]-)|(?<=dollar-)|(?<=euro-))"
+"""Where a phrase may start, before every phrase (`intents.pattern`) and in the gate: at a
+word start, not inside a hyphenated word ("noise-cancelling" is no cancellation), except
+after an amount joined to the noun ("ein 50-€-Gutschein", "50-Dollar-Geschenkgutschein")."""
+_START = re.compile(PHRASE_START)
 
 
 class _Unlisted(Exception):
@@ -292,11 +295,7 @@ def gate(folded_phrases: tuple[str, ...]) -> PhraseGate:
     return PhraseGate(
         beginnings=frozenset(entry["beginnings"]),
         unlisted=(
-            re.compile(
-                r"(?:(?<![\w-])|(?<=[\d€$£]-)|(?<=dollar-)|(?<=euro-))(?:"
-                + "|".join(unlisted)
-                + ")"
-            )
+            re.compile(PHRASE_START + "(?:" + "|".join(unlisted) + ")")
             if unlisted
             else None
         ),

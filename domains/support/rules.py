@@ -332,9 +332,9 @@ def orders_asked_nothing(request: str, reading: TicketReading) -> tuple[str, ...
     12340 - came without the lid": a problem the tables did not read): a part of the request
     the reading may have missed, so a person checks the answer."""
     asked: set[str] = set()
-    for clause, named in _clauses_with_orders(request, reading):
+    for clause, _, about in _clauses_with_orders(request, reading):
         if clause.intents or FINE.search(normalize(clause.text)):
-            asked.update(named)
+            asked.update(about)
     if not asked:
         return ()
     return tuple(order_id for order_id in reading.order_ids if order_id not in asked)
@@ -342,25 +342,27 @@ def orders_asked_nothing(request: str, reading: TicketReading) -> tuple[str, ...
 
 def _clauses_with_orders(
     request: str, reading: TicketReading
-) -> list[tuple[ClauseReading, list[str]]]:
-    """Each clause with the orders it is about: those it names, else those the next clause
-    names when it reads no order-bound intent of its own ("je préfère annuler | ma commande
-    12344 qui n'est pas encore expédiée"), else the last ones named before it."""
+) -> list[tuple[ClauseReading, list[str], list[str]]]:
+    """Each clause with the orders it names and the orders it is about: those it names,
+    else those the next clause names when it reads no order-bound intent of its own ("je
+    préfère annuler | ma commande 12344 qui n'est pas encore expédiée"), else the last ones
+    named before it."""
     wanted = {i for i in reading.intents if BY_NAME[i].needs_order}
     known = set(reading.order_ids)
     clauses = _understood(request).clauses
     current: list[str] = []
-    about: list[tuple[ClauseReading, list[str]]] = []
+    about: list[tuple[ClauseReading, list[str], list[str]]] = []
     for n, clause in enumerate(clauses):
         # The ticket's ids, as they stand in this clause: an id is told from a number by its
         # sentence ("cancel 12374 but DON'T touch 12344": that clause alone has no order word).
         named = ids_in(clause.text, known)
+        subject = named
         following = clauses[n + 1] if n + 1 < len(clauses) else None
         if not named and clause.intents and following is not None:
             if not any(i in wanted for i in following.intents):
-                named = ids_in(following.text, known)
-        current = named or current
-        about.append((clause, named if named else current))
+                subject = ids_in(following.text, known)
+        current = subject or current
+        about.append((clause, named, current))
     return about
 
 
@@ -373,8 +375,7 @@ def intents_per_order(request: str, reading: TicketReading) -> dict[str, str]:
     known = set(reading.order_ids)
     found: dict[str, list[str]] = {}
     fine: set[str] = set()
-    for clause, current in _clauses_with_orders(request, reading):
-        named = ids_in(clause.text, known)
+    for clause, named, current in _clauses_with_orders(request, reading):
         if named and not clause.intents and FINE.search(normalize(clause.text)):
             fine.update(named)
         for order_id in current:

@@ -124,9 +124,11 @@ TEXTING = {
 """Portuguese texting abbreviations ("o filtro q chegou não é o modelo q eu pedi", "obg!"),
 written out so the phrase tables read them; none is a word in the other six languages."""
 _TEXTING = re.compile(
-    r"(?<![\w'-])(?:" + "|".join(sorted(TEXTING, key=len, reverse=True)) + r")(?![\w'-])"
+    r"(?<![\w'-])(?:"
+    + "|".join(sorted((k for k in TEXTING if k != "q"), key=len, reverse=True))
+    + r")(?![\w'-])"
     # A lone "q" only before a word: English "Quick q: ..." keeps it.
-    r"(?<!\bq)|(?<![\w'-])q(?= [a-z])"
+    r"|(?<![\w'-])q(?= [a-z])"
 )
 
 
