@@ -177,6 +177,13 @@ def test_somebody_elses_order_is_not_the_customers_subject() -> None:
     )
     assert reading.order_ids == ("12379",)
     assert "defective_item" not in reading.intents
+    # "My mum also has an order": a word between the person and the verb changes nothing.
+    reading = read_ticket(
+        "Once an order has shipped, can it still be cancelled? (My mum also has an order with "
+        "you, 12367, but she'll get in touch herself.)"
+    )
+    assert reading.order_ids == ()
+    assert not reading.about_an_order
 
 
 # --- order ids as people write them ----------------------------------------------------------
@@ -217,6 +224,8 @@ def test_somebody_elses_order_is_not_the_customers_subject() -> None:
         ("please send order 12374 to 55 Elm St, Springfield, IL 62704.", ["12374"]),
         ("12344 status?", ["12344"]),
         ("my account says 12345 points, is that right?", []),
+        ("Apple Pay keeps failing at checkout - it throws error code 40521", []),
+        ("the page says Fehlercode 40521 when I pay for my order", []),
     ],
 )
 def test_order_ids_in_the_forms_people_write(text: str, ids: list[str]) -> None:

@@ -109,7 +109,10 @@ NOT_AN_ORDER = re.compile(
     r"[^.\n]{0,25}$"
     r"|\b(?:account|card|tracking|konto|karte|compte|carte|cuenta|tarjeta|conto|carta"
     r"|kunden|kunde|customer|client|cliente|member|membership|klant|mitglied\w*|kd"
-    r"|rekening|kaart|conta|cartao|cartão)\b\s*(?:number|no\.?|nr\.?|n[°º]|id|#|nummer"
+    r"|rekening|kaart|conta|cartao|cartão"
+    # "it throws error code 40521": a code the payment page shows, never an order.
+    r"|code|codes|codigo|código|codice|fehlercode|foutcode|pin|otp|error|fehler|erreur"
+    r"|errore|erro|fout)\b\s*(?:number|no\.?|nr\.?|n[°º]|id|#|nummer"
     r"|num[eé]ro|n[uú]mero|numero)?\s*[:#]?\s*$)",
     re.IGNORECASE,
 )

@@ -323,7 +323,8 @@ on it)."""
 OTHER_PERSON = re.compile(
     # "my sister's order", never "my sister's place" (where the customer's own parcel goes).
     rf"(?<![\w])(?:(?:my|a|our) {_PERSON}(?:'s(?! {_PLACE})"
-    rf"| (?:bought|ordered|purchased|got|received|has|had|placed))|someone else'?s"
+    rf"|(?: (?:also|too|just|recently|already|actually))? (?:bought|ordered|purchased|got"
+    rf"|received|has|had|placed))|someone else'?s"
     rf"|another customer'?s|(?:her|his|their) (?:own )?order"
     rf"|(?:refunded|charged|billed|sent|shipped|cancell?ed|delivered to) (?:her|him)\b"
     rf"|commande de (?:mon|ma|mes) {_PERSON}|(?:mon|ma) {_PERSON} a (?:commande|achete|recu)"
