@@ -470,7 +470,11 @@ INTENTS: tuple[Intent, ...] = (
                     r"should have (?:arrived|come|been)",
                     # Was due and is not here, in each language; tracking that stopped moving.
                     # "it was meant to arrive" is late; "when's it meant to arrive?" asks
-                    r"(?<!it )(?<!they )(?<!actually )(?:meant|due|expected|scheduled) to (?:be|arrive|come|land|get)",
+                    # "It was due to arrive Monday" is late; "when is it expected to arrive?"
+                    # asks the date (KB-101 below): no "when" earlier in the sentence.
+                    r"(?:^|[.!?:]\s*)(?![^.!?]*\bwhen\b[^.!?]*(?:meant|due|expected|scheduled) to)"
+                    r"[^.!?]*?(?<!it )(?<!they )(?<!actually )(?:meant|due|expected|scheduled) to"
+                    r" (?:be|arrive|come|land|get)",
                     r"(?:was|were|had been) (?:meant|due|expected|scheduled) to",
                     r"(?:was |were )?due (?:on|by|last|yesterday|monday|tuesday|wednesday|thursday"
                     r"|friday|saturday|sunday)",

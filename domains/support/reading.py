@@ -408,6 +408,14 @@ SENT_BACK = re.compile(
 """The customer saying they sent an item back (normalised text)."""
 
 
+PURCHASE_PLAN = re.compile(
+    r"^\W*(?:but |so |and )?i(?: am|'m| was| would| 'd|'d)?\s*(?:want|wanna|would like|like"
+    r"|going|planning|plan|thinking of|thinking about|hoping|about|looking)\s+(?:to\s+)?"
+    r"(?:buy|buying|get|getting|order|ordering|purchase|purchasing|gift|give|giving)\s+"
+    r"(?:one|a|an|some|it|them|this|these|two|three|several|\w+ of (?:your|these|those|them))\b"
+)
+"""A plan to buy, said as the reason for a general question ("I want to buy one for my
+nephew"): context, not a request of its own."""
 PAST_REFUND = re.compile(
     r"\b(?:already|previously) (?:\w+ ){0,2}(?:refunded|gave me (?:\w+ ){0,2}(?:money|refund)"
     r"|issued (?:a |my )?refund|paid (?:me )?back)|\bdeja (?:\w+ )?rembours"
@@ -418,6 +426,12 @@ PAST_REFUND = re.compile(
     # "o dinheiro já caiu", "o reembolso já caiu no cartão": the money is back.
     r"|\b(?:dinheiro|reembolso|estorno|valor) (?:\w+ ){0,2}(?:ja )?caiu\b"
     r"|\bja caiu (?:no|na) (?:cartao|conta)"
+    # "the refund for 12348 landed in my account this morning": told as done, with a when;
+    # "has the refund landed yet?" and "it has not come through today" stay asked.
+    r"|\b(?:refund|money|reimbursement)(?:\s+(?!not\b|never\b|yet\b|\w+nt\b)\w+){0,4}"
+    r"\s+(?:landed|came through|went through|showed up|appeared|came back|arrived)"
+    r"(?:\s+(?!not\b|never\b|yet\b)\w+){0,4}\s+(?:this morning|yesterday|today|last night"
+    r"|last week|earlier|already)\b"
 )
 """A refund the customer says was already made ("you already gave me some money back for
 the scratch", "mi avete già rimborsato una parte") (normalised text)."""
@@ -809,6 +823,8 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
             continue
         if COURTESY.match(text):
             continue
+        if intents and PURCHASE_PLAN.search(text):
+            continue  # why a general question is asked ("I want to buy one for my nephew")
         # New content: words of no follow-up and used by no other clause of the ticket.
         content = [w for w in _WORDS.findall(text) if in_clauses[w] == 1 and not _follow_up_word(w)]
         if intents and len(content) <= MAX_FOLLOW_UP_CONTENT:

@@ -320,7 +320,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"not responding\b(?! to (?:my|me|our|us|any|emails?|calls?|messages?))",
         r"error (?:code|message) (?:[a-z]?\d|on (?:the )?(?:screen|display|unit|device))",
         r"(?:fell|falling|came|coming) apart\b(?! (?:in|during) (?:transit|delivery|the post))",
-        r"(?:seam|seams|stitching|zip|zipper|strap|straps|sole|soles|heel|heels|buckle|handle|button|buttons|clasp|hinge|hinges|wheel|wheels|leg|lid|cord|cable|glue|stitches)s? (?:has |have |had |already |just |completely )?(?:came undone|come undone|came off|come off|fell off|fallen off|split|ripped|broke|snapped|unravel(?:l)?ed|unravel(?:l)?ing|gave way|failed|stopped working|peeling|peeled|detached|came loose|come loose|came unstuck|come unstuck)",
+        r"(?:seam|seams|stitching|zip|zipper|strap|straps|sole|soles|heel|heels|buckle|handle|button|buttons|clasp|hinge|hinges|wheel|wheels|leg|lid|cord|cable|glue|stitches)s? (?:(?:has|have|had|already|just|completely|is|are|was|were|started|starting|keeps|kept|now) ){0,3}(?:came undone|come undone|came off|come off|fell off|fallen off|split|ripped|broke|snapped|unravel(?:l)?ed|unravel(?:l)?ing|gave way|failed|stopped working|peeling|peeled|detached|came loose|come loose|came unstuck|come unstuck|peel(?:ing)? off|coming off|coming apart|coming loose|splitting)",
         r"(?:peeling|peeled|fading|faded|bobbling|pilling|discolou?red|rusting|rusted|corroded|tarnished) (?:after|within|already|off after)",
         r"intermittent(?:ly)?",
         r"(?:works|working|worked) (?:only )?(?:intermittently|sometimes|on and off|now and then|randomly|for a (?:bit|while|few|day|week) (?:then|and then|before|but))",
