@@ -406,7 +406,9 @@ INTENTS: tuple[Intent, ...] = (
             r"atras[oa]d|atraso",
             r"onde (?:esta|anda) (?:o meu|a minha|minha|meu)",
             r"rastreio",
-            r"encomenda nao",
+            # Not "a encomenda não ficou feita" (the order was never placed: checkout failed).
+            r"encomenda nao(?! (?:ficou|foi|chegou a ser) (?:feita|concluida|finalizada|processada"
+            r"|registada|registrada|criada))",
         ),
         policy_topics=("shipping",),
         kb_articles=("KB-102",),
@@ -489,7 +491,10 @@ INTENTS: tuple[Intent, ...] = (
                     r"nessun (?:aggiornamento|movimento)",
                     r"had (?:\w+ ){0,4}moeten (?:komen|aankomen|zijn|bezorgd)",
                     r"geen (?:update|beweging)",
-                    r"(?:deveria|devia|era para) (?:ter )?(?:chegado|chegar)",
+                    r"(?:deveria|devia|era para|era pra) (?:ter )?(?:chegado|chegar)",
+                    r"(?:rastreio|rastreamento|tracking) (?:\w+ ){0,2}parad[oa]",
+                    r"(?:quase|mais de) (?:um|uma) (?:mes|semana)",
+                    r"nada de chegar",
                     r"sem (?:atualizacao|movimento|novidade)",
                     r"(?:\d+|two|three|four|five|six|several|a few|a couple of) (?:weeks|days|wochen|tage|semaines|jours|semanas|dias|settimane|giorni|weken|dagen)",
                     r"(?:a|over a|more than a) (?:week|month)",

@@ -294,7 +294,7 @@ FOLLOW_UP_STEMS = tuple(
     atualiz aggiorn bijgewerk nodig brauch necesit precis serv besoin need fix sort handl check
     pruef controll verific revis kijk nachsch nasch machen doen fazer hacer fare faire tun helf
     help ajud ayud aiut ersatz remplac replac reemplaz sostitu vervang substitu separat separad
-    separe apart""".split()
+    separe apart expir verfall verfaell caduc scad vervall venc valid gueltig""".split()
 )
 """Word beginnings of the verbs a follow-up asks with, in any of their forms: solved,
 processed, confirmed, how long it takes, whether it is possible, sent, happening, fixed."""
@@ -501,14 +501,18 @@ HOPED_OR_CHECKED = re.compile(
 
 
 def _not_sent_premise(found: list[str], norm: str, context: str) -> list[str]:
-    """A late_delivery read only from "it has not shipped yet, right?" in a ticket that asks
-    to cancel: the customer hopes it has not gone out (so the cancellation is in time), and
+    """A late_delivery read only from "it has not shipped yet, right?" (or "cancel it, it has
+    not shipped yet") in a ticket that asks to cancel: the customer hopes it has not gone out (so the cancellation is in time), and
     complains of no delay. A clause with a delay in it ("three weeks and still not shipped")
     keeps it."""
     if (
         "late_delivery" not in found
         or not NOT_SENT_YET.search(norm)
-        or not HOPED_OR_CHECKED.search(norm)
+        # Hoped ("right?"), or said in the same breath as the cancellation ("cancel 12324,
+        # it has not shipped yet"): why it is in time.
+        or not (
+            HOPED_OR_CHECKED.search(norm) or pattern(BY_NAME["cancellation"].phrases).search(norm)
+        )
         or LATE_SIGNS.search(norm)
         or not pattern(BY_NAME["cancellation"].phrases).search(context)
     ):

@@ -49,6 +49,8 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|montante|pagamento|quantia|importancia)",
         r"devolucao (?:do|de|da) (?:meu |minha )?(?:dinheiro|valor|pagamento|montante|quantia)",
         r"(?:dinheiro|valor|montante|pagamento|diferenca) de volta",
+        # "quero os 249 euros todos de volta": an amount wanted back.
+        r"(?:quero|queria|preciso|exijo) (?:\w+ ){0,4}(?:euros?|reais|dolares|r\$|€) (?:\w+ )?de volta",
         r"(?:receber|ter|reaver|recuperar) (?:\w+ ){0,2}de volta",
         r"(?:reaver|recuperar) (?:o |meu |o meu )?(?:dinheiro|valor|montante)",
         r"ressarc",
@@ -85,6 +87,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         # "nem chegou ainda", "tá PARADA há duas semanas"
         r"(?:ainda )?nem (?:\w+ )?chegou",
         r"(?:esta|ta|tá|continua|segue|fica) parad[oa]",
+        # "era pra ter chegado faz mais de um mes", "ate agora nada de chegar"
+        r"(?:era|eram|devia|deveria) (?:pra|para|p/) (?:ter )?(?:chegado|chegar|sido entregue)",
+        r"nada de (?:chegar|entregar|aparecer)",
         r"continua sem (?:aparecer|chegar|noticias|novidades|sinal)",
         r"(?:passad[oa]s|ja passaram) (?:mais de |quase )?(?:\w+ )?(?:semanas|meses)\b",
         r"(?:faz|ha) mais de (?:\w+ )?(?:semanas|meses|um mes)\b",
@@ -463,6 +468,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"|manual|parafuso|na caixa|no pacote|na encomenda|do pedido|da encomenda|no pedido"
         r"|na embalagem|comando|controle)",
         r"(?:esta|estao|estava|estavam) (?:a faltar|faltando)",
+        # "a caixa nem trazia o cabo": what the box should have held and did not.
+        r"(?:nao|nem) (?:trazia|traz|trouxe|tinha|vinha com|veio com) (?:o|a|os|as) (?:\w+ )?"
+        r"(?:carregador|cabo|comando|controle|acessorio|manual|peca|pecas|tampa|bateria|pilhas"
+        r"|base|suporte|adaptador|fonte)",
         r"(?:veio|vieram|chegou|chegaram) (?:\w+ ){0,2}sem (?:o |a |os |as )?(?:\w+ )?"
         r"(?:carregador|cabo|comando|controle|acessorio|manual|peca|pecas|tampa|bateria|pilhas"
         r"|artigo|item|produto|parte|unidade)",
