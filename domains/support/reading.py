@@ -282,7 +282,8 @@ FOLLOW_UP_MORE = frozenset(
     ir vai vao vanno andare foi foram era fue fueron war wurde fut ete stato geweest coisa chose
     ding not niet nicht pas non nao keer vez fois volta weer zodat damit afin
     ersatz replacement remplacement reemplazo sostituzione vervanging substituicao troca
-    exchange umtausch cambio haette haetten gern gerne wuerde wuerden moechte moechten""".split()
+    exchange umtausch cambio haette haetten gern gerne wuerde wuerden moechte moechten
+    nochmal nochmals erneut wieder opnieuw novamente nuovo nuevo nouveau""".split()
 )
 """More words a follow-up is made of, in the seven languages: time ("already", "still",
 "how long"), whether ("is it possible", "is there still time"), "something", "anything"."""
@@ -408,6 +409,12 @@ SENT_BACK = re.compile(
 """The customer saying they sent an item back (normalised text)."""
 
 
+TAKEN_OVER = re.compile(
+    r"\b(?:hack\w*|gehack\w*|pirat\w*|piratead\w*|hackead\w*|compromis\w*|kompromittiert"
+    r"|taken over|uebernommen|overgenomen|fraud\w*|betrug\w*|fraude\w*|frode)"
+)
+"""Words of an account taken over or a fraud (folded text): an order the customer disowns
+there was placed by somebody else."""
 PURCHASE_PLAN = re.compile(
     r"^\W*(?:but |so |and )?i(?: am|'m| was| would| 'd|'d)?\s*(?:want|wanna|would like|like"
     r"|going|planning|plan|thinking of|thinking about|hoping|about|looking)\s+(?:to\s+)?"
@@ -502,9 +509,9 @@ HOPED_OR_CHECKED = re.compile(
 
 def _not_sent_premise(found: list[str], norm: str, context: str) -> list[str]:
     """A late_delivery read only from "it has not shipped yet, right?" (or "cancel it, it has
-    not shipped yet") in a ticket that asks to cancel: the customer hopes it has not gone out (so the cancellation is in time), and
-    complains of no delay. A clause with a delay in it ("three weeks and still not shipped")
-    keeps it."""
+    not shipped yet") in a ticket that asks to cancel: the customer hopes it has not gone out
+    (so the cancellation is in time), and complains of no delay. A clause with a delay in it
+    ("three weeks and still not shipped") keeps it."""
     if (
         "late_delivery" not in found
         or not NOT_SENT_YET.search(norm)
@@ -791,6 +798,11 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
     ]
     if "wrong_item" not in found and WRONG_ACROSS.search(" ".join(folded)):
         found.append("wrong_item")
+    disowned = "wrong_item" in found and "unauthorized_order" in found
+    if disowned and TAKEN_OVER.search(" ".join(folded)):
+        # "Das habe ich NICHT bestellt, jemand hat meinen Account gehackt": an order somebody
+        # else placed, not a wrong item in the customer's own parcel.
+        found.remove("wrong_item")
     if "defective_item" in found and TRANSIT.search(" ".join(folded)):
         # Harmed on the way: damaged on arrival, not a fault that showed in use.
         found = [name for name in found if name != "defective_item"]

@@ -181,6 +181,9 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"(?<!wurde )(?<!wurden )(?<!ist )(?<!war )(?<!sei )(?:bitte|jetzt|sofort|doch) storniert\b"
         r"(?! (?:werden|worden|haben|ist|sind|wurde))",
         r"storniert (?:bitte|mir|uns|beide|meine|meinen|die bestellung|den auftrag|das)\b",
+        # "Storniert sie bitte einfach": the ihr-imperative with its object.
+        r"(?<!wurde )(?<!wurden )(?<!ist )(?<!war )(?<!habt )(?<!hat )storniert (?:sie|ihn|es)"
+        r" (?:bitte|einfach|doch|sofort|jetzt|gleich)\b",
         # "Ich ziehe die Bestellung hiermit zurück", "die Bestellung zurückziehen"
         r"(?:ziehe|ziehen|zieh) (?:\w+ ){0,4}(?:bestellung|auftrag|kauf) (?:\w+ ){0,2}zur(?:ue|u)ck\b",
         r"(?:bestellung|auftrag) (?:\w+ ){0,2}zur(?:ue|u)ckzuziehen|(?:bestellung|auftrag) zur(?:ue|u)ckziehen",
@@ -298,6 +301,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         r"nicht (?:geliefert worden|zugestellt|ausgeliefert)",
         r"(?<!noch )(?<!erstattung ist )(?<!geld ist )(?<!betrag ist )(?<!gutschrift ist )(?<!erstattung )(?<!geld )"
         r"nicht (?:angekommen|eingetroffen)",
+        # "noch immer nicht bei mir angekommen" (never money: "nicht auf meinem Konto").
+        r"(?<!geld )(?<!betrag )(?:noch immer|immer noch|noch) nicht (?:(?!konto|karte|geld|betrag"
+        r"|bank)\w+ ){1,3}(?:angekommen|eingetroffen|geliefert|zugestellt)",
+        r"seit (?:\w+ ){1,3}unterwegs",
         r"nie (?:angekommen|geliefert|zugestellt|eingetroffen|gekommen)",
         r"(?:paket|bestellung|lieferung|sendung|ware|artikel|p(?:ae|a)ckchen|packet|zeug|sachen)"
         r"[^.?!]{0,40}(?:nicht|nie|niemals|immer noch nicht) (?:\w+ )?(?:erhalten|bekommen|gesehen)",
