@@ -410,8 +410,8 @@ SENT_BACK = re.compile(
 
 
 TAKEN_OVER = re.compile(
-    r"\b(?:hack\w*|gehack\w*|pirat\w*|piratead\w*|hackead\w*|compromis\w*|kompromittiert"
-    r"|taken over|uebernommen|overgenomen|fraud\w*|betrug\w*|fraude\w*|frode)"
+    r"\b(?:hack\w*|gehack\w*|pirat\w*|compromis\w*|kompromittiert|taken over|uebernommen"
+    r"|overgenomen|fraud\w*|betrug\w*|frode)"
 )
 """Words of an account taken over or a fraud (folded text): an order the customer disowns
 there was placed by somebody else."""
@@ -512,16 +512,15 @@ def _not_sent_premise(found: list[str], norm: str, context: str) -> list[str]:
     not shipped yet") in a ticket that asks to cancel: the customer hopes it has not gone out
     (so the cancellation is in time), and complains of no delay. A clause with a delay in it
     ("three weeks and still not shipped") keeps it."""
+    cancelling = pattern(BY_NAME["cancellation"].phrases)
     if (
         "late_delivery" not in found
         or not NOT_SENT_YET.search(norm)
         # Hoped ("right?"), or said in the same breath as the cancellation ("cancel 12324,
         # it has not shipped yet"): why it is in time.
-        or not (
-            HOPED_OR_CHECKED.search(norm) or pattern(BY_NAME["cancellation"].phrases).search(norm)
-        )
+        or not (HOPED_OR_CHECKED.search(norm) or cancelling.search(norm))
         or LATE_SIGNS.search(norm)
-        or not pattern(BY_NAME["cancellation"].phrases).search(context)
+        or not cancelling.search(context)
     ):
         return found
     return [name for name in found if name != "late_delivery"]
@@ -796,14 +795,15 @@ def understand(request: str, *, mentions_order: re.Pattern[str] | None = None) -
         for name in c.intents
         if n not in thanked or name == "acknowledgement"
     ]
-    if "wrong_item" not in found and WRONG_ACROSS.search(" ".join(folded)):
+    whole = " ".join(folded)
+    if "wrong_item" not in found and WRONG_ACROSS.search(whole):
         found.append("wrong_item")
     disowned = "wrong_item" in found and "unauthorized_order" in found
-    if disowned and TAKEN_OVER.search(" ".join(folded)):
+    if disowned and TAKEN_OVER.search(whole):
         # "Das habe ich NICHT bestellt, jemand hat meinen Account gehackt": an order somebody
         # else placed, not a wrong item in the customer's own parcel.
         found.remove("wrong_item")
-    if "defective_item" in found and TRANSIT.search(" ".join(folded)):
+    if "defective_item" in found and TRANSIT.search(whole):
         # Harmed on the way: damaged on arrival, not a fault that showed in use.
         found = [name for name in found if name != "defective_item"]
         if "damaged_item" not in found:
